@@ -37,3 +37,29 @@ def fi_checkout(tmp_path_factory: pytest.TempPathFactory, fi_files: dict[str, by
     dest = tmp_path_factory.mktemp("flashinfer-upstream") / "flashinfer"
     commit = fi_fixture.make_checkout(fi_files, dest)
     return dest, commit
+
+
+@pytest.fixture(scope="session")
+def vendored_rmsnorm(tmp_path_factory: pytest.TempPathFactory, fi_checkout) -> Path:
+    """A fresh vendor dir holding ``fi --op rmsnorm`` of the upstream checkout (session-wide).
+
+    Runs the vendoring tool in-process; set ``MILES_EXT_KERNELS_VENDOR_DIR`` to the returned
+    path to point the runtime at it. Read-only by convention: use ``vendored_rmsnorm_copy``
+    to corrupt files.
+    """
+    from cake_vendor.api import vendor_dir_for, vendor_op
+
+    checkout, commit = fi_checkout
+    root = tmp_path_factory.mktemp("vendored-rmsnorm-root")
+    vendor_op(root, checkout, commit, "rmsnorm")
+    return vendor_dir_for(root)
+
+
+@pytest.fixture
+def vendored_rmsnorm_copy(tmp_path: Path, vendored_rmsnorm: Path) -> Path:
+    """A private copy (symlinks kept) of ``vendored_rmsnorm`` that a test may modify."""
+    import shutil
+
+    dest = tmp_path / "_vendor"
+    shutil.copytree(vendored_rmsnorm, dest, symlinks=True)
+    return dest

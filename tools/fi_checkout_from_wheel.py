@@ -109,7 +109,8 @@ def make_checkout(files: dict[str, bytes], dest: Path) -> str:
 
     git("init", "-q")
     git("add", "-A")
-    git("commit", "-q", "--no-gpg-sign", "-m", f"Cake RMSNorm training files of {WHEEL_REQUIREMENT}")
+    message = f"Cake RMSNorm training files of {WHEEL_REQUIREMENT}"
+    git("commit", "-q", "--no-gpg-sign", "-m", message)
     return git("rev-parse", "HEAD")
 
 

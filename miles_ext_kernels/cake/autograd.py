@@ -1,0 +1,153 @@
+"""Autograd-enabled ``rmsnorm``: the entry point trainers call.
+
+The forward and backward are the ``miles_ext_kernels::rmsnorm_*`` custom ops (registered
+autograd, fake impls), so ``torch.compile(fullgraph=True)`` traces a block using ``rmsnorm``
+without a graph break and activation checkpointing recomputes identical bits.
+
+Weight gradient (``weight_grad``):
+
+* ``"param"`` (default): ``w.grad`` in ``w.dtype``, rounded once from the FP32 ``dw``;
+* ``"fp32"``: the FP32 ``dw`` without rounding. Autograd always delivers a gradient in the
+  dtype of its tensor, so this needs an FP32 ``w`` (e.g. FP32 weights with BF16 activations);
+  a BF16 ``w`` is refused with a pointer to ``"main_grad"``;
+* ``"main_grad"`` (Megatron style): ``dw`` (FP32) is added to ``w.main_grad`` (created as FP32
+  zeros when absent). When ``w`` has Megatron's ``grad_added_to_main_grad`` attribute it is set
+  to True and a zero gradient is returned so the grad hooks still fire; otherwise ``w.grad``
+  stays None. This mode uses an eager ``autograd.Function`` (mutating an attribute of ``w``),
+  so under ``torch.compile`` it causes a graph break.
+
+Autocast: the ops run with autocast off. When autocast is on for the device of ``x`` and ``x``
+(or ``residual``) is FP32, it is cast to the autocast dtype so the low-precision kernels run
+(gradients flow back through the cast); BF16/FP16 activations and BF16/FP32 weights are kept
+as they are (the weight is never down-cast: FP32 weights are a supported input).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from miles_ext_kernels.cake import custom_ops  # noqa: F401  (registers the ops)
+from miles_ext_kernels.cake.ops import rmsnorm as ops
+
+__all__ = ["WEIGHT_GRAD_MODES", "rmsnorm"]
+
+WEIGHT_GRAD_MODES: tuple[str, ...] = ("param", "fp32", "main_grad")
+
+
+def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
+    if t is None or t.dtype != torch.float32:
+        return t
+    device_type = t.device.type
+    if not torch.is_autocast_enabled(device_type):
+        return t
+    target = torch.get_autocast_dtype(device_type)
+    if target not in (torch.bfloat16, torch.float16):
+        return t
+    return t.to(target)
+
+
+class _MainGradRMSNorm(torch.autograd.Function):
+    """RMSNorm whose weight gradient is accumulated into ``w.main_grad`` (FP32)."""
+
+    @staticmethod
+    def forward(ctx, x, w, residual, eps, deterministic, zcg, cbwm, backend, strict):
+        if residual is None:
+            y, rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
+                x, w, eps, zcg, cbwm, deterministic, backend, strict)
+            normalised, h_new = x, None
+        else:
+            y, rstd, h_new = torch.ops.miles_ext_kernels.rmsnorm_residual_fwd(
+                x, residual, w, eps, zcg, cbwm, deterministic, backend, strict)
+            normalised = h_new
+        ctx.save_for_backward(normalised, rstd)
+        ctx.weight = w
+        ctx.has_residual = residual is not None
+        ctx.options = (deterministic, zcg, cbwm, backend, strict)
+        if h_new is None:
+            return y
+        return y, h_new
+
+    @staticmethod
+    def backward(ctx, grad_y, grad_h_new=None):
+        normalised, rstd = ctx.saved_tensors
+        w = ctx.weight
+        deterministic, zcg, cbwm, backend, strict = ctx.options
+        if grad_y is None:
+            grad_y = torch.zeros_like(normalised)
+        g_residual = None
+        if ctx.has_residual and grad_h_new is not None:
+            g_residual = grad_h_new.to(normalised.dtype)
+        dx, dw = torch.ops.miles_ext_kernels.rmsnorm_bwd(
+            grad_y.to(normalised.dtype), normalised, w, rstd, g_residual, deterministic, zcg,
+            cbwm, backend, strict)
+        main_grad = getattr(w, "main_grad", None)
+        if main_grad is None:
+            w.main_grad = dw
+        else:
+            main_grad.add_(dw)
+        grad_w = None
+        if hasattr(w, "grad_added_to_main_grad"):
+            w.grad_added_to_main_grad = True
+            grad_w = torch.zeros_like(w)
+        grad_residual = dx if ctx.has_residual else None
+        return dx, grad_w, grad_residual, None, None, None, None, None, None
+
+
+def rmsnorm(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    eps: float = 1e-6,
+    *,
+    residual: torch.Tensor | None = None,
+    deterministic: bool = True,
+    zero_centered_gamma: bool = False,
+    cast_before_weight_mul: bool = False,
+    weight_grad: str = "param",
+    backend: str | None = None,
+    strict: bool | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Autograd-enabled RMSNorm of ``x`` ``[..., H]`` with weight ``w`` ``[H]``.
+
+    Returns ``y``, or ``(y, h_new)`` with ``residual`` (``h_new = x + residual`` rounded to
+    ``x.dtype``, normalised and returned so it can be carried to the next layer; the gradient
+    of ``x`` and of ``residual`` is the same tensor). Contracts: default
+    ``y = round((x * r) * w)``; ``cast_before_weight_mul``: ``round(round(x * r) * w)``;
+    ``zero_centered_gamma``: the weight is ``1 + w`` (FP32). ``deterministic=False`` allows a
+    non-deterministic weight-gradient route. ``weight_grad``: ``"param"``, ``"fp32"`` or
+    ``"main_grad"`` (module docstring). ``backend`` / ``strict``: see
+    :mod:`miles_ext_kernels.cake.dispatch`.
+    """
+    if weight_grad not in WEIGHT_GRAD_MODES:
+        raise ValueError(f"weight_grad must be one of {WEIGHT_GRAD_MODES}, got {weight_grad!r}")
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    if isinstance(x, torch.Tensor):
+        x = _autocast_activation(x)
+    if isinstance(residual, torch.Tensor):
+        residual = _autocast_activation(residual)
+    eps = ops.validate_forward_args(x, w, eps, residual, zero_centered_gamma,
+                                    cast_before_weight_mul)
+    backend_name = None if backend is None else str(backend)
+    if backend_name is not None:
+        from miles_ext_kernels.cake.dispatch import resolve_backend
+
+        resolve_backend(backend_name)
+    if strict is not None and not isinstance(strict, bool):
+        raise TypeError(f"strict must be a bool or None, got {type(strict).__name__}")
+    if weight_grad == "fp32" and w.dtype != torch.float32 and w.requires_grad:
+        raise ValueError(
+            f"weight_grad='fp32' needs an FP32 w (autograd delivers a gradient in the dtype of "
+            f"its tensor, here {w.dtype}); use weight_grad='main_grad' to accumulate the FP32 "
+            "gradient into w.main_grad, or rmsnorm_backward for the raw FP32 dw")
+    if weight_grad == "main_grad":
+        return _MainGradRMSNorm.apply(x, w, residual, eps, deterministic, zero_centered_gamma,
+                                      cast_before_weight_mul, backend_name, strict)
+    if residual is None:
+        y, _rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
+            x, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic, backend_name,
+            strict)
+        return y
+    y, _rstd, h_new = torch.ops.miles_ext_kernels.rmsnorm_residual_fwd(
+        x, residual, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic,
+        backend_name, strict)
+    return y, h_new

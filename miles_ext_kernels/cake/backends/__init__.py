@@ -1,0 +1,1 @@
+"""RMSNorm backends: ``reference`` (PyTorch, any device) and ``programs`` (Cake programs)."""

@@ -1,0 +1,219 @@
+"""torch.library custom ops of the RMSNorm training op, with fake impls and autograd.
+
+Ops (namespace ``miles_ext_kernels``):
+
+* ``rmsnorm_fwd(x, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic,
+  backend, strict) -> (y, rstd)``
+* ``rmsnorm_residual_fwd(x, residual, w, eps, ...same...) -> (y, rstd, h_new)``
+* ``rmsnorm_bwd(g, x, w, rstd, g_residual, deterministic, zero_centered_gamma,
+  cast_before_weight_mul, backend, strict) -> (dx, dw)`` (``dw`` FP32)
+
+The forward ops carry ``deterministic`` only for their registered backward. Fake impls make
+``torch.compile(fullgraph=True)`` trace through without a graph break. The backward op reuses a
+zeroed workspace cached per (device, stream, hidden, size): CUDA graph capture and replay need
+no per-call allocation besides the outputs (the kernels leave the counters zero). Autocast is
+switched off inside the ops; :func:`miles_ext_kernels.cake.autograd.rmsnorm` decides the
+dtypes before calling them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import torch
+
+from miles_ext_kernels.cake import dispatch
+from miles_ext_kernels.cake.ops import rmsnorm as ops
+
+__all__ = [
+    "NAMESPACE",
+    "rmsnorm_fwd",
+    "rmsnorm_residual_fwd",
+    "rmsnorm_bwd",
+    "cached_workspace",
+    "clear_workspace_cache",
+]
+
+NAMESPACE = "miles_ext_kernels"
+
+_WORKSPACES: dict[tuple[int, int, int, int], torch.Tensor] = {}
+_WORKSPACES_LOCK = threading.Lock()
+
+
+def cached_workspace(decision: dispatch.Decision, hidden: int,
+                     device: torch.device) -> torch.Tensor | None:
+    """The zeroed workspace of ``decision`` for the current stream (None when none is needed).
+
+    Allocated once per (device, stream, hidden, bytes) and reused; safe because calls on one
+    stream are ordered and the kernels leave the counters zero.
+    """
+    if decision.route is None or device.type != "cuda":
+        return None
+    from miles_ext_kernels.cake.backends import programs
+
+    nbytes = programs.workspace_bytes(decision, hidden)
+    if nbytes == 0:
+        return None
+    stream = torch.cuda.current_stream(device).cuda_stream
+    key = (device.index if device.index is not None else torch.cuda.current_device(),
+           int(stream), int(hidden), int(nbytes))
+    workspace = _WORKSPACES.get(key)
+    if workspace is None:
+        with _WORKSPACES_LOCK:
+            workspace = _WORKSPACES.get(key)
+            if workspace is None:
+                workspace = programs.aligned_zeros(nbytes, device)
+                _WORKSPACES[key] = workspace
+    return workspace
+
+
+def clear_workspace_cache() -> None:
+    """Drop every cached workspace (e.g. before freeing memory or after a device reset)."""
+    with _WORKSPACES_LOCK:
+        _WORKSPACES.clear()
+
+
+# ----------------------------------------------------------------------------- forward ops
+
+
+@torch.library.custom_op(f"{NAMESPACE}::rmsnorm_fwd", mutates_args=())
+def rmsnorm_fwd(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    eps: float,
+    zero_centered_gamma: bool,
+    cast_before_weight_mul: bool,
+    deterministic: bool,
+    backend: Optional[str],  # noqa: UP045 (schema inference on torch 2.11)
+    strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """RMSNorm forward: ``(y, rstd)`` (see ``ops.rmsnorm.rmsnorm_forward``)."""
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        y, rstd = ops.rmsnorm_forward(x, w, eps, zero_centered_gamma=zero_centered_gamma,
+                                      cast_before_weight_mul=cast_before_weight_mul,
+                                      backend=backend, strict=strict)
+    return y, rstd
+
+
+@rmsnorm_fwd.register_fake
+def _rmsnorm_fwd_fake(x, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic,
+                      backend, strict):
+    return x.new_empty(x.shape), x.new_empty(x.shape[:-1], dtype=torch.float32)
+
+
+@torch.library.custom_op(f"{NAMESPACE}::rmsnorm_residual_fwd", mutates_args=())
+def rmsnorm_residual_fwd(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    w: torch.Tensor,
+    eps: float,
+    zero_centered_gamma: bool,
+    cast_before_weight_mul: bool,
+    deterministic: bool,
+    backend: Optional[str],  # noqa: UP045 (schema inference on torch 2.11)
+    strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fused residual-add RMSNorm forward: ``(y, rstd, h_new)`` with ``h_new = x + residual``."""
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        y, rstd, h_new = ops.rmsnorm_forward(
+            x, w, eps, residual=residual, zero_centered_gamma=zero_centered_gamma,
+            cast_before_weight_mul=cast_before_weight_mul, backend=backend, strict=strict)
+    return y, rstd, h_new
+
+
+@rmsnorm_residual_fwd.register_fake
+def _rmsnorm_residual_fwd_fake(x, residual, w, eps, zero_centered_gamma, cast_before_weight_mul,
+                               deterministic, backend, strict):
+    return (x.new_empty(x.shape), x.new_empty(x.shape[:-1], dtype=torch.float32),
+            x.new_empty(x.shape))
+
+
+# ----------------------------------------------------------------------------- backward op
+
+
+@torch.library.custom_op(f"{NAMESPACE}::rmsnorm_bwd", mutates_args=())
+def rmsnorm_bwd(
+    g: torch.Tensor,
+    x: torch.Tensor,
+    w: torch.Tensor,
+    rstd: torch.Tensor,
+    g_residual: Optional[torch.Tensor],  # noqa: UP045 (schema inference on torch 2.11)
+    deterministic: bool,
+    zero_centered_gamma: bool,
+    cast_before_weight_mul: bool,
+    backend: Optional[str],  # noqa: UP045 (schema inference on torch 2.11)
+    strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """RMSNorm backward: ``(dx, dw FP32)`` (see ``ops.rmsnorm.rmsnorm_backward``)."""
+    workspace = None
+    hidden = x.shape[-1]
+    rows = x.numel() // hidden if hidden else 0
+    if x.device.type == "cuda" and rows > 0:
+        spec = ops.call_spec("bwd", hidden, x.dtype, w.dtype, residual=g_residual is not None,
+                             zero_centered_gamma=zero_centered_gamma,
+                             cast_before_weight_mul=cast_before_weight_mul)
+        decision = dispatch.decide(spec, x.device, rows=rows, backend=backend, strict=strict,
+                                   deterministic=deterministic)
+        workspace = cached_workspace(decision, hidden, x.device)
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        dx, dw = ops.rmsnorm_backward(
+            g, x, w, rstd, deterministic=deterministic, g_residual=g_residual,
+            zero_centered_gamma=zero_centered_gamma,
+            cast_before_weight_mul=cast_before_weight_mul, workspace=workspace,
+            backend=backend, strict=strict)
+    return dx, dw
+
+
+@rmsnorm_bwd.register_fake
+def _rmsnorm_bwd_fake(g, x, w, rstd, g_residual, deterministic, zero_centered_gamma,
+                      cast_before_weight_mul, backend, strict):
+    return x.new_empty(x.shape), x.new_empty((x.shape[-1],), dtype=torch.float32)
+
+
+# ----------------------------------------------------------------------------- autograd
+
+
+def _as_grad(grad: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    if grad is None:
+        return torch.zeros_like(like)
+    return grad if grad.dtype == like.dtype else grad.to(like.dtype)
+
+
+def _setup_fwd(ctx, inputs, output) -> None:
+    x, w, _eps, zero_centered_gamma, cast_before_weight_mul, deterministic, backend, strict = (
+        inputs)
+    _y, rstd = output
+    ctx.save_for_backward(x, w, rstd)
+    ctx.options = (deterministic, zero_centered_gamma, cast_before_weight_mul, backend, strict)
+
+
+def _backward_fwd(ctx, grad_y, _grad_rstd):
+    x, w, rstd = ctx.saved_tensors
+    deterministic, zcg, cbwm, backend, strict = ctx.options
+    dx, dw = torch.ops.miles_ext_kernels.rmsnorm_bwd(
+        _as_grad(grad_y, x), x, w, rstd, None, deterministic, zcg, cbwm, backend, strict)
+    return dx, dw.to(w.dtype), None, None, None, None, None, None
+
+
+def _setup_residual_fwd(ctx, inputs, output) -> None:
+    (_x, _residual, w, _eps, zero_centered_gamma, cast_before_weight_mul, deterministic,
+     backend, strict) = inputs
+    _y, rstd, h_new = output
+    ctx.save_for_backward(h_new, w, rstd)
+    ctx.options = (deterministic, zero_centered_gamma, cast_before_weight_mul, backend, strict)
+
+
+def _backward_residual_fwd(ctx, grad_y, _grad_rstd, grad_h_new):
+    h_new, w, rstd = ctx.saved_tensors
+    deterministic, zcg, cbwm, backend, strict = ctx.options
+    g_residual = grad_h_new.to(h_new.dtype) if grad_h_new is not None else None
+    dx, dw = torch.ops.miles_ext_kernels.rmsnorm_bwd(
+        _as_grad(grad_y, h_new), h_new, w, rstd, g_residual, deterministic, zcg, cbwm, backend,
+        strict)
+    return dx, dx, dw.to(w.dtype), None, None, None, None, None, None
+
+
+rmsnorm_fwd.register_autograd(_backward_fwd, setup_context=_setup_fwd)
+rmsnorm_residual_fwd.register_autograd(_backward_residual_fwd,
+                                       setup_context=_setup_residual_fwd)

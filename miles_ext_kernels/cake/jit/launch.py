@@ -1,0 +1,123 @@
+"""Bind logical argument values to a module's ``arg_plan`` and launch it on the torch stream.
+
+The per-record binding plan (kernel argument -> logical name or grid axis) is computed once and
+memoised, so a call costs one list comprehension over the plan plus the FFI call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .loader import load_module, resolve_entry
+
+_GRID_AXES = {"grid_x": 0, "grid_y": 1, "grid_z": 2}
+
+
+class BindingError(ValueError):
+    """A record's arg_plan cannot be bound (unknown grid axis, missing logical value)."""
+
+
+class BindingPlan:
+    """Precomputed binding of one record: ``(is_grid, logical name or grid axis)`` per argument."""
+
+    __slots__ = ("module", "slots", "logical_names")
+
+    def __init__(self, record: Any) -> None:
+        self.module = str(getattr(record, "name", None) or record.kernel)
+        logical = record.logical
+        slots: list[tuple[bool, Any]] = []
+        for kind, kernel_name in record.arg_plan:
+            if kind == "grid":
+                if kernel_name not in _GRID_AXES:
+                    raise BindingError(
+                        f"module {self.module}: grid argument {kernel_name!r} is not one of "
+                        f"{tuple(_GRID_AXES)}"
+                    )
+                slots.append((True, _GRID_AXES[kernel_name]))
+            else:
+                if kernel_name not in logical:
+                    raise BindingError(
+                        f"module {self.module}: kernel argument {kernel_name!r} has no logical name"
+                    )
+                slots.append((False, logical[kernel_name]))
+        self.slots: tuple[tuple[bool, Any], ...] = tuple(slots)
+        self.logical_names = tuple(name for is_grid, name in slots if not is_grid)
+
+    def bind(self, values: Mapping[str, Any], grid: Sequence[int]) -> list[Any]:
+        """Arguments in arg_plan order; ``BindingError`` names the first missing logical value."""
+        try:
+            return [grid[ref] if is_grid else values[ref] for is_grid, ref in self.slots]
+        except KeyError:
+            missing = [name for name in self.logical_names if name not in values]
+            raise BindingError(
+                f"module {self.module} needs the logical value(s) {missing}; got {sorted(values)}"
+            ) from None
+        except IndexError:
+            raise BindingError(
+                f"module {self.module}: grid must have 3 entries (x, y, z), got {tuple(grid)!r}"
+            ) from None
+
+
+_PLANS: dict[int, tuple[Any, BindingPlan]] = {}
+_PLANS_LOCK = threading.Lock()
+
+
+def binding_plan(record: Any) -> BindingPlan:
+    """The memoised binding plan of ``record``."""
+    cached = _PLANS.get(id(record))
+    if cached is not None and cached[0] is record:
+        return cached[1]
+    plan = BindingPlan(record)
+    with _PLANS_LOCK:
+        _PLANS[id(record)] = (record, plan)
+    return plan
+
+
+def bind_arguments(record: Any, values: Mapping[str, Any], grid: Sequence[int]) -> list[Any]:
+    """Arguments of ``record``'s entry in ``arg_plan`` order, looked up by logical name."""
+    return binding_plan(record).bind(values, grid)
+
+
+_ENTRIES: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+
+def _entry_for(package: Any, record: Any, arch: str) -> Any:
+    key = (id(record), arch)
+    cached = _ENTRIES.get(key)
+    if cached is not None and cached[0] is record:
+        return cached[1]
+    entry = resolve_entry(load_module(package, record, arch), record)
+    _ENTRIES[key] = (record, entry)
+    return entry
+
+
+def run_module(
+    package: Any,
+    record: Any,
+    values: Mapping[str, Any],
+    *,
+    rows: int,
+    arch: str,
+    sm_count: int,
+    grid: Sequence[int] | None = None,
+) -> None:
+    """Launch ``record`` (built for ``arch``) on the current torch stream.
+
+    The grid follows ``routing.launch_grid`` for ``rows`` and ``sm_count`` unless ``grid``
+    overrides it (a test hook to force the CTA count). Needs a CUDA build of torch.
+    """
+    import tvm_ffi
+
+    if grid is None:
+        from miles_ext_kernels.cake import routing
+
+        hidden = values.get("hidden")
+        n_chunks = values.get("n_chunks")
+        grid = routing.launch_grid(record, rows, sm_count=sm_count, hidden=hidden,
+                                   n_chunks=n_chunks)
+    args = bind_arguments(record, values, grid)
+    entry = _entry_for(package, record, arch)
+    with tvm_ffi.use_torch_stream():
+        entry(*args)

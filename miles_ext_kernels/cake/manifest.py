@@ -1,0 +1,436 @@
+"""VENDORED.json: the record of every vendored upstream file, and offline verification.
+
+Shared by the vendoring tool (``tools/cake_vendor``) and the runtime. Standard library only:
+the runtime must not need GitPython. The schema is described in ``docs/architecture.md`` and
+``docs/vendoring.md``.
+
+Every vendored file is recorded under a POSIX path relative to the vendor directory with its
+git blob id (``sha1("blob <size>\\0" + bytes)``, or SHA-256 for SHA-256 repositories), its git
+mode (``100644``, ``100755`` or ``120000`` for a symlink, whose "content" is its target string),
+its size and its sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MANIFEST_NAME = "VENDORED.json"
+SCHEMA_VERSION = 1
+VENDOR_DIR_ENV = "MILES_EXT_KERNELS_VENDOR_DIR"
+
+#: Files and directories the tool itself keeps in the vendor directory (never op files).
+GITATTRIBUTES_NAME = ".gitattributes"
+GITIGNORE_NAME = ".gitignore"
+LOCK_NAME = ".vendor.lock"
+TXN_DIR_NAME = ".vendor-txn"
+TOOL_FILES = frozenset({MANIFEST_NAME, GITATTRIBUTES_NAME, GITIGNORE_NAME, LOCK_NAME})
+TOOL_DIRS = frozenset({TXN_DIR_NAME})
+#: Directory names never reported as extra (Python byte-code caches written by installers).
+IGNORED_DIR_NAMES = frozenset({"__pycache__"})
+
+MODE_FILE = "100644"
+MODE_EXECUTABLE = "100755"
+MODE_SYMLINK = "120000"
+FILE_MODES = frozenset({MODE_FILE, MODE_EXECUTABLE, MODE_SYMLINK})
+_OBJECT_FORMATS = {"sha1": hashlib.sha1, "sha256": hashlib.sha256}
+
+
+class ManifestError(ValueError):
+    """VENDORED.json is unreadable or does not follow the schema."""
+
+
+def default_vendor_dir() -> Path:
+    """The vendor dir: ``$MILES_EXT_KERNELS_VENDOR_DIR`` if set, else the package's ``_vendor``."""
+    configured = os.environ.get(VENDOR_DIR_ENV)
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent / "_vendor"
+
+
+def git_blob_id(data: bytes, object_format: str = "sha1") -> str:
+    """Git blob id of raw ``data`` (no filters): hash of ``b"blob <size>\\0" + data``."""
+    try:
+        hasher = _OBJECT_FORMATS[object_format]()
+    except KeyError:
+        raise ValueError(
+            f"object_format must be one of {sorted(_OBJECT_FORMATS)}, got {object_format!r}"
+        ) from None
+    hasher.update(b"blob %d\0" % len(data))
+    hasher.update(data)
+    return hasher.hexdigest()
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One vendored file: git blob id, git mode, size in bytes and sha256 of the content."""
+
+    blob: str
+    mode: str
+    size: int
+    sha256: str
+
+    @classmethod
+    def from_bytes(cls, data: bytes, mode: str, object_format: str = "sha1") -> FileEntry:
+        """Describe ``data`` (a symlink's data is its target string) stored with ``mode``."""
+        return cls(
+            blob=git_blob_id(data, object_format),
+            mode=mode,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    """One vendored package: an upstream directory (``type`` "tree") or single file ("blob")."""
+
+    upstream_path: str
+    vendored_path: str
+    object_id: str
+    type: str
+    role: str = "source"
+    files: dict[str, FileEntry] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LicenseEntry:
+    """The upstream license vendored with an op: SPDX id (or NOASSERTION) and its files."""
+
+    spdx: str
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """Everything vendored for one op from one upstream commit."""
+
+    ref: str
+    commit: str
+    tree: str
+    tool_version: str
+    layout: str
+    license: LicenseEntry | None
+    packages: tuple[PackageEntry, ...] = ()
+
+    def files(self) -> dict[str, FileEntry]:
+        """All files of the op keyed by path relative to the vendor directory."""
+        merged: dict[str, FileEntry] = {}
+        for package in self.packages:
+            merged.update(package.files)
+        return merged
+
+
+@dataclass(frozen=True)
+class UpstreamInfo:
+    """Where the vendored files come from (URL without credentials; None when unknown)."""
+
+    name: str
+    url: str | None
+    object_format: str = "sha1"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The whole of VENDORED.json."""
+
+    upstream: UpstreamInfo
+    ops: dict[str, OpEntry] = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+
+    def files(self, ops: Iterable[str] | None = None) -> dict[str, FileEntry]:
+        """Files of ``ops`` (all ops when None) keyed by path relative to the vendor directory."""
+        names = list(self.ops) if ops is None else list(ops)
+        merged: dict[str, FileEntry] = {}
+        for name in names:
+            merged.update(self.ops[name].files())
+        return merged
+
+    def owners(self, path: str) -> tuple[str, ...]:
+        """Names of the ops whose packages list ``path``."""
+        return tuple(sorted(n for n, op in self.ops.items() if path in op.files()))
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Result of :func:`verify_files`; each field is a sorted tuple of vendor-relative paths."""
+
+    modified: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    mode_changed: tuple[str, ...] = ()
+    checked: int = 0
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing was modified, missing, extra or changed mode."""
+        return not (self.modified or self.missing or self.extra or self.mode_changed)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "clean": self.clean,
+            "checked": self.checked,
+            "modified": list(self.modified),
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "mode_changed": list(self.mode_changed),
+        }
+
+
+# --------------------------------------------------------------------------- (de)serialising
+
+
+def manifest_to_dict(manifest: Manifest) -> dict:
+    """Plain-JSON form of ``manifest`` (the exact structure written to VENDORED.json)."""
+    ops = {}
+    for name, op in manifest.ops.items():
+        ops[name] = {
+            "ref": op.ref,
+            "commit": op.commit,
+            "tree": op.tree,
+            "tool_version": op.tool_version,
+            "layout": op.layout,
+            "license": None
+            if op.license is None
+            else {"spdx": op.license.spdx, "files": list(op.license.files)},
+            "packages": [
+                {
+                    "upstream_path": p.upstream_path,
+                    "vendored_path": p.vendored_path,
+                    "object_id": p.object_id,
+                    "type": p.type,
+                    "role": p.role,
+                    "files": {
+                        path: {"blob": f.blob, "mode": f.mode, "size": f.size, "sha256": f.sha256}
+                        for path, f in p.files.items()
+                    },
+                }
+                for p in op.packages
+            ],
+        }
+    return {
+        "schema": manifest.schema,
+        "upstream": {
+            "name": manifest.upstream.name,
+            "url": manifest.upstream.url,
+            "object_format": manifest.upstream.object_format,
+        },
+        "ops": ops,
+    }
+
+
+def dump_manifest(manifest: Manifest) -> bytes:
+    """Serialise ``manifest``: sorted keys, indent 2, LF line ends, trailing newline, UTF-8."""
+    text = json.dumps(manifest_to_dict(manifest), sort_keys=True, indent=2, ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _require(mapping: dict, key: str, kind: type | tuple[type, ...], where: str):
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise ManifestError(f"{where}: missing key {key!r}")
+    value = mapping[key]
+    if not isinstance(value, kind):
+        raise ManifestError(f"{where}.{key}: expected {kind}, got {type(value).__name__}")
+    return value
+
+
+def _parse_file(path: str, raw: dict, where: str) -> FileEntry:
+    entry = FileEntry(
+        blob=_require(raw, "blob", str, where),
+        mode=_require(raw, "mode", str, where),
+        size=_require(raw, "size", int, where),
+        sha256=_require(raw, "sha256", str, where),
+    )
+    if entry.mode not in FILE_MODES:
+        raise ManifestError(f"{where}: mode {entry.mode!r} is not one of {sorted(FILE_MODES)}")
+    _check_relative_path(path, where)
+    return entry
+
+
+def _check_relative_path(path: str, where: str) -> None:
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or "\\" in path
+        or "\0" in path
+        or any(p in ("", ".", "..") or p.casefold() == ".git" for p in parts)
+    ):
+        raise ManifestError(f"{where}: unsafe path {path!r}")
+
+
+def manifest_from_dict(raw: dict, source: str = MANIFEST_NAME) -> Manifest:
+    """Build a :class:`Manifest` from its JSON form, validating the schema."""
+    schema = _require(raw, "schema", int, source)
+    if schema != SCHEMA_VERSION:
+        raise ManifestError(
+            f"{source}: schema {schema} is not supported (expected {SCHEMA_VERSION})"
+        )
+    up = _require(raw, "upstream", dict, source)
+    url = up.get("url")
+    if url is not None and not isinstance(url, str):
+        raise ManifestError(f"{source}.upstream.url: expected a string or null")
+    upstream = UpstreamInfo(
+        name=_require(up, "name", str, f"{source}.upstream"),
+        url=url,
+        object_format=_require(up, "object_format", str, f"{source}.upstream"),
+    )
+    if upstream.object_format not in _OBJECT_FORMATS:
+        raise ManifestError(f"{source}.upstream.object_format: {upstream.object_format!r} unknown")
+    ops: dict[str, OpEntry] = {}
+    for name, raw_op in _require(raw, "ops", dict, source).items():
+        where = f"{source}.ops.{name}"
+        raw_license = raw_op.get("license") if isinstance(raw_op, dict) else None
+        license_entry = None
+        if raw_license is not None:
+            license_entry = LicenseEntry(
+                spdx=_require(raw_license, "spdx", str, f"{where}.license"),
+                files=tuple(_require(raw_license, "files", list, f"{where}.license")),
+            )
+        packages = []
+        for index, raw_pkg in enumerate(_require(raw_op, "packages", list, where)):
+            pwhere = f"{where}.packages[{index}]"
+            files = {
+                path: _parse_file(path, raw_file, f"{pwhere}.files[{path!r}]")
+                for path, raw_file in _require(raw_pkg, "files", dict, pwhere).items()
+            }
+            packages.append(
+                PackageEntry(
+                    upstream_path=_require(raw_pkg, "upstream_path", str, pwhere),
+                    vendored_path=_require(raw_pkg, "vendored_path", str, pwhere),
+                    object_id=_require(raw_pkg, "object_id", str, pwhere),
+                    type=_require(raw_pkg, "type", str, pwhere),
+                    role=raw_pkg.get("role", "source"),
+                    files=files,
+                )
+            )
+        ops[name] = OpEntry(
+            ref=_require(raw_op, "ref", str, where),
+            commit=_require(raw_op, "commit", str, where),
+            tree=_require(raw_op, "tree", str, where),
+            tool_version=_require(raw_op, "tool_version", str, where),
+            layout=_require(raw_op, "layout", str, where),
+            license=license_entry,
+            packages=tuple(packages),
+        )
+    return Manifest(upstream=upstream, ops=ops, schema=schema)
+
+
+def parse_manifest(data: bytes, source: str = MANIFEST_NAME) -> Manifest:
+    """Parse the bytes of a VENDORED.json file."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"{source}: not valid UTF-8 JSON ({exc})") from exc
+    return manifest_from_dict(raw, source)
+
+
+def load_manifest(vendor_dir: str | os.PathLike[str]) -> Manifest | None:
+    """Read ``vendor_dir/VENDORED.json``; None when the file does not exist."""
+    path = Path(vendor_dir) / MANIFEST_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return parse_manifest(data, str(path))
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def read_vendored(path: Path) -> tuple[bytes, str] | None:
+    """Raw content and git mode of a file on disk (a symlink yields its target); None if absent."""
+    try:
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return os.fsencode(os.readlink(path)), MODE_SYMLINK
+    if not stat.S_ISREG(st.st_mode):
+        return b"", "040000" if stat.S_ISDIR(st.st_mode) else "000000"
+    mode = MODE_EXECUTABLE if st.st_mode & stat.S_IXUSR else MODE_FILE
+    return path.read_bytes(), mode
+
+
+def disk_path(vendor_dir: Path, rel: str) -> Path:
+    """The on-disk location of the vendor-relative POSIX path ``rel``."""
+    return vendor_dir.joinpath(*rel.split("/"))
+
+
+def list_vendor_files(vendor_dir: Path, under: Iterable[str] = ("",)) -> list[str]:
+    """Vendor-relative paths of every file/symlink below ``under`` (tool files, caches skipped)."""
+    found: set[str] = set()
+    for prefix in under:
+        start = disk_path(vendor_dir, prefix) if prefix else vendor_dir
+        if start.is_symlink() or start.is_file():
+            found.add(prefix)
+            continue
+        for dirpath, dirnames, filenames in os.walk(start):
+            rel_dir = Path(dirpath).relative_to(vendor_dir).as_posix()
+            at_root = rel_dir == "."
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d not in IGNORED_DIR_NAMES
+                and not (at_root and d in TOOL_DIRS)
+                and not os.path.islink(os.path.join(dirpath, d))
+            ]
+            # symlinks to directories are files for our purpose
+            linked = [d for d in os.listdir(dirpath) if os.path.islink(os.path.join(dirpath, d))]
+            for name in set(filenames) | set(linked):
+                if at_root and name in TOOL_FILES:
+                    continue
+                found.add(name if at_root else f"{rel_dir}/{name}")
+    return sorted(found)
+
+
+def verify_files(
+    vendor_dir: str | os.PathLike[str],
+    manifest: Manifest,
+    ops: Iterable[str] | None = None,
+) -> VerifyReport:
+    """Re-hash vendored files against ``manifest`` (all ops, or only ``ops``).
+
+    ``extra`` lists files below the checked packages' vendored paths (the whole vendor
+    directory when ``ops`` is None) that no op of the manifest owns.
+    """
+    vendor_dir = Path(vendor_dir)
+    names = list(manifest.ops) if ops is None else list(ops)
+    unknown = [n for n in names if n not in manifest.ops]
+    if unknown:
+        raise KeyError(f"ops not in {MANIFEST_NAME}: {', '.join(unknown)}")
+    expected = manifest.files(names)
+    modified: list[str] = []
+    missing: list[str] = []
+    mode_changed: list[str] = []
+    fmt = manifest.upstream.object_format
+    for rel, entry in expected.items():
+        found = read_vendored(disk_path(vendor_dir, rel))
+        if found is None:
+            missing.append(rel)
+            continue
+        data, mode = found
+        if mode != entry.mode:
+            mode_changed.append(rel)
+        if len(data) != entry.size or git_blob_id(data, fmt) != entry.blob:
+            modified.append(rel)
+    if ops is None:
+        roots: list[str] = [""]
+    else:
+        roots = sorted({p.vendored_path for n in names for p in manifest.ops[n].packages})
+    owned = manifest.files()
+    on_disk = list_vendor_files(vendor_dir, roots) if vendor_dir.is_dir() else []
+    extra = [rel for rel in on_disk if rel not in owned]
+    return VerifyReport(
+        modified=tuple(sorted(modified)),
+        missing=tuple(sorted(missing)),
+        extra=tuple(sorted(extra)),
+        mode_changed=tuple(sorted(mode_changed)),
+        checked=len(expected),
+    )

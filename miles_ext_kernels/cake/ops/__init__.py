@@ -1,0 +1,1 @@
+"""Op facades: validation, layouts and dispatch over the backends."""

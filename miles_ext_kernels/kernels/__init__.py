@@ -1,0 +1,1 @@
+"""First-party Cake-format kernel packages (each a directory with a build.json)."""

@@ -1,0 +1,1 @@
+"""miles-ext-kernels' deterministic RMSNorm training kernels in the Cake package format."""

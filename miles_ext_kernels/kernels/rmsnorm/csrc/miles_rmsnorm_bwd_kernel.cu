@@ -1,0 +1,67 @@
+// miles-ext-kernels first-party RMSNorm deterministic backward program: device code and its
+// cooperative host launcher (the grid is clamped to what the device keeps co-resident; the
+// chunk partition, and so every bit of dw, does not depend on it).
+#include <cuda_runtime.h>
+
+#include "miles_rmsnorm/backward.cuh"
+#include "miles_rmsnorm/dispatch.cuh"
+
+namespace {
+
+struct DeterministicLaunch {
+  const miles_rmsnorm::BackwardParams* p;
+  unsigned int grid_x;
+  unsigned int block;
+  cudaStream_t stream;
+  unsigned int* launched;
+
+  template <typename XT, typename WT, int VPT>
+  cudaError_t operator()() const {
+    auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT>;
+    const size_t smem = miles_rmsnorm::deterministic_smem_bytes(
+        p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
+        miles_rmsnorm::backward_rows_per_group(VPT));
+    if (smem > 48 * 1024) {
+      const cudaError_t attr = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      if (attr != cudaSuccess) return attr;
+    }
+    int device = 0;
+    cudaError_t status = cudaGetDevice(&device);
+    if (status != cudaSuccess) return status;
+    int sms = 0;
+    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (status != cudaSuccess) return status;
+    int per_sm = 0;
+    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+    if (status != cudaSuccess) return status;
+    if (per_sm < 1) return cudaErrorInvalidConfiguration;
+    unsigned int grid = grid_x;
+    const unsigned int resident = static_cast<unsigned int>(per_sm) * sms;
+    if (grid > resident) grid = resident;
+    if (grid < 1) grid = 1;
+    if (launched) *launched = grid;
+    cudaLaunchAttribute attrs[1] = {};
+    attrs[0].id = cudaLaunchAttributeCooperative;
+    attrs[0].val.cooperative = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid, 1, 1);
+    config.blockDim = dim3(block, 1, 1);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = attrs;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, *p);
+  }
+};
+
+}  // namespace
+
+extern "C" cudaError_t miles_rmsnorm_backward_launch(const miles_rmsnorm::BackwardParams* p,
+                                                     int x_dtype, int w_dtype, int vpt,
+                                                     unsigned int grid_x, unsigned int block,
+                                                     cudaStream_t stream,
+                                                     unsigned int* launched_grid) {
+  const DeterministicLaunch launch{p, grid_x, block, stream, launched_grid};
+  return miles_rmsnorm::dispatch_types(x_dtype, w_dtype, vpt, launch);
+}

@@ -1,0 +1,43 @@
+// miles-ext-kernels first-party RMSNorm non-deterministic backward program (FP32 atomics into
+// dw): device code and its host launcher, which zeroes dw first on the same stream.
+#include <cuda_runtime.h>
+
+#include "miles_rmsnorm/backward.cuh"
+#include "miles_rmsnorm/dispatch.cuh"
+
+namespace {
+
+struct AtomicLaunch {
+  const miles_rmsnorm::BackwardParams* p;
+  dim3 grid;
+  dim3 block;
+  cudaStream_t stream;
+
+  template <typename XT, typename WT, int VPT>
+  cudaError_t operator()() const {
+    cudaError_t status =
+        cudaMemsetAsync(p->dw, 0, sizeof(float) * static_cast<size_t>(p->hidden), stream);
+    if (status != cudaSuccess) return status;
+    auto kernel = miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT>;
+    const size_t smem = miles_rmsnorm::atomic_smem_bytes(
+        VPT, miles_rmsnorm::backward_rows_per_group(VPT), static_cast<int>(block.x));
+    if (smem > 48 * 1024) {
+      status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem));
+      if (status != cudaSuccess) return status;
+    }
+    kernel<<<grid, block, smem, stream>>>(*p);
+    return cudaGetLastError();
+  }
+};
+
+}  // namespace
+
+extern "C" cudaError_t miles_rmsnorm_backward_atomic_launch(const miles_rmsnorm::BackwardParams* p,
+                                                            int x_dtype, int w_dtype, int vpt,
+                                                            unsigned int grid_x,
+                                                            unsigned int block,
+                                                            cudaStream_t stream) {
+  const AtomicLaunch launch{p, dim3(grid_x, 1, 1), dim3(block, 1, 1), stream};
+  return miles_rmsnorm::dispatch_types(x_dtype, w_dtype, vpt, launch);
+}

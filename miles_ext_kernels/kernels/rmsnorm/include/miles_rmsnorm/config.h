@@ -1,0 +1,78 @@
+// miles-ext-kernels first-party RMSNorm: launch shapes as a function of the hidden size only.
+//
+// Every per-row decision (threads per row, vectors per thread, rows per CTA) depends on the
+// hidden size alone, never on the row count, the grid or the device. That is what makes a
+// row's outputs independent of T (batch invariance) and, together with the chunk partition of
+// the backward, the weight gradient independent of the grid and the SM count.
+// The Python package description (spec.py) mirrors these tables; a CI test compiles this header
+// on the host and compares.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define MILES_RMSNORM_HOST_DEVICE __host__ __device__
+#else
+#define MILES_RMSNORM_HOST_DEVICE
+#endif
+
+namespace miles_rmsnorm {
+
+constexpr int64_t kMinHidden = 64;
+constexpr int64_t kMaxHidden = 16384;
+constexpr int64_t kHiddenMultiple = 8;  // one 16-byte vector of 2-byte elements
+constexpr int kVectorElems = 8;
+
+struct RowConfig {
+  int vpt;            // 16-byte vectors per thread per row
+  int tpr;            // threads per row (power of two)
+  int block;          // threads per CTA
+  int groups;         // row groups per CTA (block / tpr)
+  int rows_per_group; // rows a group keeps in flight per iteration
+  int rows_per_cta;   // rows a CTA processes per iteration (groups * rows_per_group)
+};
+
+inline int pow2_ceil(int64_t v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline RowConfig make_config(int vpt, int tpr, int min_block, int rows_per_group) {
+  RowConfig c;
+  c.vpt = vpt;
+  c.tpr = tpr;
+  c.block = tpr > min_block ? tpr : min_block;
+  c.groups = c.block / tpr;
+  c.rows_per_group = rows_per_group;
+  c.rows_per_cta = c.groups * rows_per_group;
+  return c;
+}
+
+// Rows a group keeps in flight per iteration, as a function of the vectors per thread (the
+// kernels are instantiated per vpt and derive it from the same functions).
+constexpr MILES_RMSNORM_HOST_DEVICE int forward_rows_per_group(int /*vpt*/) { return 2; }
+constexpr MILES_RMSNORM_HOST_DEVICE int backward_rows_per_group(int vpt) {
+  return vpt == 1 ? 2 : 1;
+}
+
+// Forward: one or two vectors (8 or 16 elements) per thread, two rows in flight per group.
+inline RowConfig forward_config(int64_t hidden) {
+  const int64_t nv = hidden / kVectorElems;
+  if (nv <= 32) return make_config(1, pow2_ceil(nv), 256, forward_rows_per_group(1));
+  return make_config(2, pow2_ceil((nv + 1) / 2), 256, forward_rows_per_group(2));
+}
+
+// Backward: one vector per thread (two rows in flight) up to hidden 8192, two vectors (one row)
+// above; the compensated dw accumulators live in registers.
+inline RowConfig backward_config(int64_t hidden) {
+  const int64_t nv = hidden / kVectorElems;
+  if (nv <= 1024) return make_config(1, pow2_ceil(nv), 512, backward_rows_per_group(1));
+  return make_config(2, pow2_ceil((nv + 1) / 2), 512, backward_rows_per_group(2));
+}
+
+inline bool hidden_supported(int64_t hidden) {
+  return hidden >= kMinHidden && hidden <= kMaxHidden && hidden % kHiddenMultiple == 0;
+}
+
+}  // namespace miles_rmsnorm

@@ -1,0 +1,145 @@
+// miles-ext-kernels first-party RMSNorm forward:
+//   h = round(x + u) (residual form), r = 1 / sqrt(mean(h^2) + eps) in FP32 (IEEE), and
+//   y = round((h * r) * w_eff) (default) or round(round(h * r) * w_eff) (cast before weight mul),
+//   w_eff = w or 1 + w (zero-centred gamma, in FP32).
+// A row's arithmetic depends on the hidden size only (config.h), never on T or the grid.
+#pragma once
+
+#include "miles_rmsnorm/config.h"
+#include "miles_rmsnorm/device.cuh"
+
+namespace miles_rmsnorm {
+
+template <typename XT, typename WT, int VPT>
+__global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
+  constexpr int R = forward_rows_per_group(VPT);
+  __shared__ float scratch[R * 32];
+  const int tpr = p.tpr;
+  const int groups = blockDim.x / tpr;
+  const int group = threadIdx.x / tpr;
+  const int lane = threadIdx.x - group * tpr;
+  const int64_t nv = p.hidden / 8;
+  const bool residual = (p.flags & kResidual) != 0;
+  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+  const XT* __restrict__ x = static_cast<const XT*>(p.x);
+  const XT* __restrict__ u = static_cast<const XT*>(p.u);
+  const WT* __restrict__ wp = static_cast<const WT*>(p.w);
+  XT* __restrict__ y = static_cast<XT*>(p.y);
+  XT* __restrict__ h_new = static_cast<XT*>(p.h_new);
+  const float hidden_f = static_cast<float>(p.hidden);
+
+  float w[VPT][8];
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+    if (j < nv) {
+      load_weight8<WT>(wp + j * 8, w[k]);
+      if (zero_centered) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) w[k][e] = 1.0f + w[k][e];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) w[k][e] = 0.0f;
+    }
+  }
+
+  const int64_t rows_per_iter = static_cast<int64_t>(groups) * R;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * rows_per_iter;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_iter; base < p.rows;
+       base += step) {
+    int64_t row[R];
+    bool valid[R];
+    uint4 h[R][VPT];
+    float ss[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      row[i] = base + group + static_cast<int64_t>(i) * groups;
+      valid[i] = row[i] < p.rows;
+      ss[i] = 0.0f;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) h[i][k] = make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (valid[i]) {
+        const XT* xr = x + row_offset(row[i], p.heads, p.x_addr);
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+          if (j < nv) h[i][k] = load_raw<XT>(xr + j * 8);
+        }
+      }
+    }
+    if (residual) {
+      uint4 uv[R][VPT];
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const XT* ur = u + row_offset(valid[i] ? row[i] : 0, p.heads, p.u_addr);
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+          uv[i][k] = (valid[i] && j < nv) ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        if (valid[i]) {
+          XT* hr = h_new + row[i] * p.hidden;
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+            if (j < nv) {
+              float sum[8];
+#pragma unroll
+              for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[i][k], e) + unpack<XT>(uv[i][k], e);
+              h[i][k] = pack8<XT>(sum);
+              *reinterpret_cast<uint4*>(hr + j * 8) = h[i][k];
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const float v = unpack<XT>(h[i][k], e);
+          ss[i] += v * v;
+        }
+      }
+    }
+    row_sums<R>(ss, tpr, scratch);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) launder(h[i][k]);
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (!valid[i]) continue;
+      const float r = 1.0f / sqrtf(ss[i] / hidden_f + p.eps);
+      XT* yr = y + row[i] * p.hidden;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+        if (j < nv) {
+          float out[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            float n = unpack<XT>(h[i][k], e) * r;
+            if (cast) n = round_through<XT>(n);
+            out[e] = n * w[k][e];
+          }
+          store8<XT>(yr + j * 8, out);
+        }
+      }
+      if (lane == 0) p.rstd[row[i]] = r;
+    }
+  }
+}
+
+}  // namespace miles_rmsnorm

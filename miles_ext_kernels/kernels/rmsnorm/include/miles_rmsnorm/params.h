@@ -1,0 +1,62 @@
+// miles-ext-kernels first-party RMSNorm: kernel parameter blocks shared by kernels and bindings.
+#pragma once
+
+#include <cstdint>
+
+namespace miles_rmsnorm {
+
+enum Flags : int {
+  kResidual = 1,
+  kCastBeforeWeightMul = 2,
+  kZeroCenteredGamma = 4,
+};
+
+enum DType : int { kBF16 = 0, kFP16 = 1, kFP32 = 2 };
+
+// Rows are addressed as (row / heads) * stride + (row % heads) * head_stride, so per-head views
+// [T, heads, D] of a wider buffer are read in place; plain [T, H] inputs use heads = 1.
+struct RowAddress {
+  int64_t stride;
+  int64_t head_stride;
+};
+
+struct ForwardParams {
+  const void* x;
+  const void* u;  // residual (flags & kResidual)
+  const void* w;
+  void* y;        // [rows, hidden] contiguous
+  void* h_new;    // [rows, hidden] contiguous (flags & kResidual)
+  float* rstd;    // [rows]
+  int64_t rows;
+  int64_t hidden;
+  int64_t heads;
+  RowAddress x_addr;
+  RowAddress u_addr;
+  float eps;
+  int flags;
+  int tpr;
+};
+
+struct BackwardParams {
+  const void* g;
+  const void* x;
+  const void* w;
+  const float* rstd;
+  const void* g_h;  // gradient flowing into h_new directly (flags & kResidual)
+  void* dx;         // [rows, hidden] contiguous
+  float* dw;        // [hidden]
+  double* partial;  // [n_chunks, hidden] (deterministic program)
+  unsigned int* counters;
+  int64_t rows;
+  int64_t hidden;
+  int64_t heads;
+  RowAddress g_addr;
+  RowAddress x_addr;
+  RowAddress gh_addr;
+  int64_t n_chunks;
+  int64_t rows_per_chunk;
+  int flags;
+  int tpr;
+};
+
+}  // namespace miles_rmsnorm

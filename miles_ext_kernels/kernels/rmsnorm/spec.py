@@ -1,0 +1,231 @@
+"""Description of the first-party RMSNorm package, from which ``build.json`` is generated.
+
+``tools/gen_kernel_build_json.py`` turns :func:`build_description` into ``build.json`` and adds
+the sha256 digests of the sources and headers. The launch-shape tables here mirror
+``include/miles_rmsnorm/config.h``; a test compiles that header on the host and compares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PACKAGE_NAME = "miles_rmsnorm"
+FORMAT = "miles-cake-build/1"
+MIN_HIDDEN = 64
+MAX_HIDDEN = 16384
+HIDDEN_MULTIPLE = 8
+ARCH_BY_CAPABILITY = {
+    "8.0": "sm_80",
+    "8.6": "sm_80",
+    "8.7": "sm_80",
+    "8.9": "sm_89",
+    "9.0": "sm_90a",
+    "10.0": "sm_100a",
+    "10.3": "sm_103a",
+    "12.0": "sm_120",
+    "12.1": "sm_120",
+}
+ARCHES = ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_120")
+HEADERS = (
+    "include/miles_rmsnorm/backward.cuh",
+    "include/miles_rmsnorm/backward_args.h",
+    "include/miles_rmsnorm/config.h",
+    "include/miles_rmsnorm/device.cuh",
+    "include/miles_rmsnorm/dispatch.cuh",
+    "include/miles_rmsnorm/ffi_args.h",
+    "include/miles_rmsnorm/forward.cuh",
+    "include/miles_rmsnorm/params.h",
+)
+
+# Forward persistent-grid cap and the deterministic backward's chunk partition.
+FORWARD_GRID_PER_SM = 16
+BACKWARD_CTAS_PER_SM = 2
+BACKWARD_MAX_CHUNKS = 256
+ATOMIC_GRID_PER_SM = 1
+
+
+def _pow2_ceil(value: int) -> int:
+    p = 1
+    while p < value:
+        p <<= 1
+    return p
+
+
+def _config(vpt: int, tpr: int, min_block: int, rows_per_group: int) -> dict[str, int]:
+    block = max(min_block, tpr)
+    groups = block // tpr
+    return {"vpt": vpt, "tpr": tpr, "block": block, "groups": groups,
+            "rows_per_group": rows_per_group, "rows_per_cta": groups * rows_per_group}
+
+
+def forward_config(hidden: int) -> dict[str, int]:
+    """Launch shape of the forward program for ``hidden`` (mirrors config.h)."""
+    nv = hidden // 8
+    if nv <= 32:
+        return _config(1, _pow2_ceil(nv), 256, 2)
+    return _config(2, _pow2_ceil((nv + 1) // 2), 256, 2)
+
+
+def backward_config(hidden: int) -> dict[str, int]:
+    """Launch shape of the backward programs for ``hidden`` (mirrors config.h)."""
+    nv = hidden // 8
+    if nv <= 1024:
+        return _config(1, _pow2_ceil(nv), 512, 2)
+    return _config(2, _pow2_ceil((nv + 1) // 2), 512, 1)
+
+
+def supported_hidden_sizes() -> range:
+    """Every hidden size the package serves."""
+    return range(MIN_HIDDEN, MAX_HIDDEN + 1, HIDDEN_MULTIPLE)
+
+
+def hidden_buckets(config_of) -> list[tuple[int, int, dict[str, int]]]:
+    """Maximal hidden ranges ``(lo, hi, config)`` over which the launch shape is constant."""
+    buckets: list[tuple[int, int, dict[str, int]]] = []
+    for hidden in supported_hidden_sizes():
+        cfg = config_of(hidden)
+        if buckets and buckets[-1][2] == cfg:
+            buckets[-1] = (buckets[-1][0], hidden, cfg)
+        else:
+            buckets.append((hidden, hidden, cfg))
+    return buckets
+
+
+def _launch(cfg: dict[str, int], cooperative: bool) -> dict[str, Any]:
+    return {
+        "block": [cfg["block"], 1, 1],
+        "cluster": [1, 1, 1],
+        "cooperative": cooperative,
+        "dynamic_smem_bytes": 0,
+        "persistent_ctas_per_sm": 0,
+        "use_pdl": False,
+    }
+
+
+def _program(kernel: str, launcher: str) -> dict[str, Any]:
+    return {
+        "kernel": kernel,
+        "kernel_symbol": launcher,
+        "sources": [f"csrc/{kernel}_kernel.cu", f"csrc/{kernel}_binding.cu"],
+        "arches": list(ARCHES),
+        "cache_names": {arch: f"{kernel}_{arch}" for arch in ARCHES},
+        "compile_flags": [],
+        "ffi_entry": "run",
+        "hidden": None,
+        "select_rule": None,
+    }
+
+
+_FORWARD_ARGS = [
+    ("buffer", "x"), ("buffer", "u"), ("buffer", "w"), ("buffer", "y"), ("buffer", "h_new"),
+    ("buffer", "r"), ("parameter", "rows"), ("parameter", "hidden"), ("parameter", "heads"),
+    ("parameter", "x_stride"), ("parameter", "x_head_stride"), ("parameter", "u_stride"),
+    ("parameter", "u_head_stride"), ("parameter", "eps"), ("parameter", "flags"),
+]
+_BACKWARD_HEAD = [
+    ("buffer", "g"), ("buffer", "x"), ("buffer", "w"), ("buffer", "r"), ("buffer", "dx"),
+    ("buffer", "dw"),
+]
+_BACKWARD_SCALARS = [
+    ("parameter", "rows"), ("parameter", "hidden"), ("parameter", "heads"),
+    ("parameter", "g_stride"), ("parameter", "g_head_stride"), ("parameter", "x_stride"),
+    ("parameter", "x_head_stride"), ("parameter", "gh_stride"), ("parameter", "gh_head_stride"),
+]
+_GRID = [("grid", "grid_x"), ("grid", "grid_y"), ("grid", "grid_z")]
+_LOGICAL_RENAMES = {"gh_stride": "g_h_stride", "gh_head_stride": "g_h_head_stride"}
+
+
+def _logical(arg_plan: list[tuple[str, str]]) -> dict[str, str]:
+    return {
+        name: _LOGICAL_RENAMES.get(name, name) for kind, name in arg_plan if kind != "grid"
+    }
+
+
+def _record(program: dict[str, Any], role: str, arg_plan, lo: int, hi: int, cfg, *,
+            grid_rule, workspace_rule, cooperative: bool) -> dict[str, Any]:
+    record = dict(program)
+    record.update(
+        role=role,
+        arg_plan=[list(item) for item in arg_plan],
+        logical=_logical(arg_plan),
+        launch=_launch(cfg, cooperative),
+        grid_rule=grid_rule,
+        workspace_rule=workspace_rule,
+        hidden_rule={"min": lo, "max": hi},
+    )
+    return record
+
+
+def build_description() -> dict[str, Any]:
+    """The package description without digests (``tools/gen_kernel_build_json.py`` adds them)."""
+    modules: dict[str, dict[str, Any]] = {}
+    fwd = _program("miles_rmsnorm_fwd", "miles_rmsnorm_forward_launch")
+    bwd = _program("miles_rmsnorm_bwd", "miles_rmsnorm_backward_launch")
+    atomic = _program("miles_rmsnorm_bwd_nondet", "miles_rmsnorm_backward_atomic_launch")
+    routes: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
+
+    for lo, hi, cfg in hidden_buckets(forward_config):
+        name = f"miles_rmsnorm_fwd__h{hi}"
+        modules[name] = _record(
+            fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
+            grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
+                       "grid_limit": 0, "grid_per_sm": FORWARD_GRID_PER_SM},
+            workspace_rule=None, cooperative=False,
+        )
+        routes["fwd"].append(name)
+    for lo, hi, cfg in hidden_buckets(backward_config):
+        name = f"miles_rmsnorm_bwd__h{hi}"
+        det_args = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),
+                                     ("buffer", "g_h")] + _BACKWARD_SCALARS + [
+            ("parameter", "n_chunks"), ("parameter", "rows_per_chunk"), ("parameter", "flags")]
+        modules[name] = _record(
+            bwd, "bwd_main", det_args + _GRID, lo, hi, cfg,
+            grid_rule={"kind": "chunk_bounded", "ctas_per_sm": BACKWARD_CTAS_PER_SM,
+                       "cooperative": True},
+            workspace_rule={"kind": "fixed_chunks", "max_chunks": BACKWARD_MAX_CHUNKS,
+                            "min_rows_per_chunk": cfg["rows_per_cta"],
+                            "counters": 2, "partial_dtype": "float64"},
+            cooperative=True,
+        )
+        routes["bwd"].append(name)
+        name = f"miles_rmsnorm_bwd_nondet__h{hi}"
+        atomic_args = _BACKWARD_HEAD + [("buffer", "g_h")] + _BACKWARD_SCALARS + [
+            ("parameter", "flags")]
+        modules[name] = _record(
+            atomic, "bwd_atomic", atomic_args + _GRID, lo, hi, cfg,
+            grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
+                       "grid_limit": 0, "grid_per_sm": ATOMIC_GRID_PER_SM},
+            workspace_rule={"kind": "atomic"}, cooperative=False,
+        )
+        routes["bwd_nondet"].append(name)
+
+    arch_routes = {
+        arch: {
+            "fwd": routes["fwd"],
+            "fwd_residual": routes["fwd"],
+            "bwd": routes["bwd"],
+            "bwd_residual": routes["bwd"],
+            "bwd_nondet": routes["bwd_nondet"],
+            "bwd_nondet_residual": routes["bwd_nondet"],
+        }
+        for arch in ARCHES
+    }
+    return {
+        "format": FORMAT,
+        "op": "rmsnorm",
+        "name": PACKAGE_NAME,
+        "description": "Deterministic RMSNorm training kernels: y, rstd forward; dx and an FP32 "
+        "dw whose bits do not depend on the grid or the SM count.",
+        "arch_by_capability": dict(ARCH_BY_CAPABILITY),
+        "hidden": {"min": MIN_HIDDEN, "max": MAX_HIDDEN, "multiple_of": HIDDEN_MULTIPLE},
+        "dtypes": {"x": ["bfloat16", "float16"], "w": ["bfloat16", "float16", "float32"]},
+        "dtype_pairs": [["bfloat16", "bfloat16"], ["bfloat16", "float32"],
+                        ["float16", "float16"], ["float16", "float32"]],
+        "contracts": ["default", "cast_before_weight_mul", "zero_centered_gamma"],
+        "alignment_bytes": 16,
+        "row_stride_multiple": HIDDEN_MULTIPLE,
+        "include_dirs": ["include"],
+        "headers": list(HEADERS),
+        "modules": modules,
+        "routes": arch_routes,
+    }

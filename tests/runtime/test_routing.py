@@ -1,0 +1,137 @@
+"""Unit tests of routing rules on small hand-written records (upstream and first-party kinds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from miles_ext_kernels.cake import routing
+
+
+def _record(grid_rule, workspace_rule=None, hidden=1024, select_rule=None):
+    return {"name": "toy", "kernel": "toy", "hidden": hidden, "grid_rule": grid_rule,
+            "workspace_rule": workspace_rule, "select_rule": select_rule}
+
+
+def test_route_key_forms():
+    assert routing.route_key(6144, "fwd", True) == "fwd_residual_h6144"
+    assert routing.route_key(512, "bwd", False) == "bwd_h512"
+    assert routing.route_key(None, "bwd_nondet", True) == "bwd_nondet_residual"
+    with pytest.raises(ValueError, match="kind must be one of"):
+        routing.route_key(512, "backward", False)
+    with pytest.raises(ValueError, match="hidden must be positive"):
+        routing.route_key(0, "fwd", False)
+
+
+@pytest.mark.parametrize(("rule", "rows", "admitted"), [
+    (None, 1, True),
+    ({"kind": "rows_between", "above": 256, "at_most": 1024}, 256, False),
+    ({"kind": "rows_between", "above": 256, "at_most": 1024}, 257, True),
+    ({"kind": "rows_between", "above": 256, "at_most": 1024}, 1024, True),
+    ({"kind": "rows_between", "above": 256, "at_most": 1024}, 1025, False),
+    ({"kind": "rows_between", "above": 0, "at_most": None}, 10**9, True),
+])
+def test_select_rule_admits(rule, rows, admitted):
+    assert routing.select_rule_admits(rule, rows) is admitted
+
+
+def test_select_rule_unknown_kind():
+    with pytest.raises(ValueError, match="unknown select_rule kind 'rows_over'"):
+        routing.select_rule_admits({"kind": "rows_over"}, 3)
+
+
+@pytest.mark.parametrize(("rule", "rows", "sm", "grid_x"), [
+    ({"kind": "rows_per_cta", "rows_per_cta": 8, "grid_limit": 0, "grid_per_sm": 0}, 17, 132, 3),
+    ({"kind": "rows_per_cta", "rows_per_cta": 1, "grid_limit": 0, "grid_per_sm": 4}, 10**6, 132,
+     528),
+    # grid_limit wins over grid_per_sm
+    ({"kind": "rows_per_cta", "rows_per_cta": 1, "grid_limit": 100, "grid_per_sm": 4}, 10**6,
+     132, 100),
+    ({"kind": "fixed", "ctas": 7}, 1, 132, 7),
+    ({"kind": "sm_scaled_bounded", "ctas_per_sm": 2}, 100, 132, 100),
+    ({"kind": "sm_scaled_bounded", "ctas_per_sm": 2}, 100_000, 148, 296),
+])
+def test_launch_grid_upstream_kinds(rule, rows, sm, grid_x):
+    assert routing.launch_grid(_record(rule), rows, sm_count=sm) == (grid_x, 1, 1)
+
+
+def test_launch_grid_chunk_bounded_follows_fixed_chunks():
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                     {"kind": "fixed_chunks", "max_chunks": 512, "min_rows_per_chunk": 32,
+                      "counters": 4, "partial_dtype": "float64"}, hidden=None)
+    assert routing.launch_grid(record, 100, sm_count=132) == (4, 1, 1)  # ceil(100 / 32)
+    assert routing.launch_grid(record, 10**6, sm_count=132) == (264, 1, 1)  # 2 * SMs
+    assert routing.launch_grid(record, 10**6, sm_count=132, n_chunks=9) == (9, 1, 1)
+
+
+def test_launch_grid_bad_inputs():
+    record = _record({"kind": "fixed", "ctas": 1})
+    for rows in (0, -3):
+        with pytest.raises(ValueError, match="rows must be positive"):
+            routing.launch_grid(record, rows, sm_count=132)
+    with pytest.raises(TypeError, match="rows must be an int"):
+        routing.launch_grid(record, 2.0, sm_count=132)
+    with pytest.raises(ValueError, match="sm_count must be positive"):
+        routing.launch_grid(record, 2, sm_count=0)
+    with pytest.raises(ValueError, match="unknown grid_rule kind 'spiral'"):
+        routing.launch_grid(_record({"kind": "spiral"}), 2, sm_count=1)
+    with pytest.raises(ValueError, match="chunk_bounded grid needs n_chunks"):
+        routing.launch_grid(_record({"kind": "chunk_bounded", "ctas_per_sm": 1}), 2, sm_count=1)
+
+
+def test_fixed_chunks_partition_ignores_sm_count():
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 1},
+                     {"kind": "fixed_chunks", "max_chunks": 256, "min_rows_per_chunk": 16,
+                      "counters": 8, "partial_dtype": "float64"}, hidden=None)
+    for rows in (1, 15, 16, 17, 4096, 4097, 65536, 10**6):
+        by_sm = {routing.chunking(record, rows, sm_count=sm, hidden=4096)
+                 for sm in (78, 114, 132, 148, 152)}
+        assert len(by_sm) == 1
+        (n_chunks, rows_per_chunk), = by_sm
+        assert n_chunks == min(256, -(-rows // 16))
+        assert rows_per_chunk == -(-rows // n_chunks)
+        assert n_chunks * rows_per_chunk >= rows
+
+
+def test_persistent_grid_partition_follows_sm_count():
+    record = _record({"kind": "sm_scaled_bounded", "ctas_per_sm": 2},
+                     {"kind": "persistent_grid", "counters": 16})
+    assert routing.chunking(record, 100_000, sm_count=132) == (264, 379)
+    assert routing.chunking(record, 100_000, sm_count=148) == (296, 338)
+
+
+def test_workspace_layout_fixed_chunks_float64():
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                     {"kind": "fixed_chunks", "max_chunks": 100, "min_rows_per_chunk": 16,
+                      "counters": 3, "partial_dtype": "float64"}, hidden=None)
+    layout = routing.workspace_layout(record, 1000, sm_count=132, hidden=72)
+    assert layout == {
+        "n_chunks": 63, "rows_per_chunk": 16, "capacity_chunks": 100,
+        "partial_bytes": 8 * 100 * 72, "counters": 3,
+        "counters_offset": 57600, "total_bytes": 57600 + 256, "partial_dtype": "float64",
+    }
+    assert routing.workspace_bytes(record, sm_count=1, hidden=72) == layout["total_bytes"]
+    # hidden 9 -> 7200 bytes of partials, counters at the next 256 multiple
+    assert routing.workspace_layout(record, 5, sm_count=1, hidden=9)["counters_offset"] == 7424
+    with pytest.raises(ValueError, match="pass hidden="):
+        routing.workspace_bytes(record, sm_count=132)
+
+
+def test_workspace_layout_persistent_grid_float32():
+    record = _record({"kind": "sm_scaled_bounded", "ctas_per_sm": 2},
+                     {"kind": "persistent_grid", "counters": 0}, hidden=512)
+    layout = routing.workspace_layout(record, 10, sm_count=148)
+    assert layout["partial_dtype"] == "float32"
+    assert layout["partial_bytes"] == 4 * 296 * 512
+    assert layout["total_bytes"] == 4 * 296 * 512 + 256  # max(counters, 1) counters
+    with pytest.raises(ValueError, match="built for hidden=512"):
+        routing.workspace_layout(record, 10, sm_count=148, hidden=1024)
+
+
+def test_records_without_workspace():
+    for rule in (None, {"kind": "atomic"}):
+        record = _record({"kind": "rows_per_cta", "rows_per_cta": 1}, rule)
+        assert routing.workspace_bytes(record, sm_count=132) == 0
+        with pytest.raises(ValueError, match="owns no chunked backward workspace"):
+            routing.workspace_layout(record, 10, sm_count=132)
+        with pytest.raises(ValueError, match="owns no chunked backward workspace"):
+            routing.chunking(record, 10, sm_count=132)

@@ -1,0 +1,117 @@
+"""The click CLI: help, exit codes, JSON reports, verify / audit / status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import BASE_FILES
+
+from cake_vendor.cli import main
+from miles_ext_kernels.cake.manifest import MANIFEST_NAME, dump_manifest, load_manifest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_help_documents_every_command():
+    out = subprocess.run([sys.executable, str(REPO_ROOT / "tools/vendor_cake.py"), "--help"],
+                         check=True, capture_output=True, text=True).stdout
+    for command in ("fi", "verify", "audit", "status"):
+        assert f"  {command} " in out
+    fi_help = _invoke("fi", "--help").output
+    for option in ("--checkout", "--commit", "--op", "--package", "--dry-run", "--force",
+                   "--json", "--root"):
+        assert option in fi_help
+
+
+def test_fi_dry_run_exit_codes_and_json(upstream, downstream):
+    commit = upstream.commit(BASE_FILES)
+    base = ["fi", "--root", str(downstream), "--checkout", str(upstream.path), "--commit",
+            commit, "--op", "demo", "--package", "flashinfer/pkg"]
+    dry = _invoke(*base, "--dry-run", "--json")
+    assert dry.exit_code == 1
+    assert "pkg/a.txt" in json.loads(dry.output)["add"]
+    assert not (downstream / "miles_ext_kernels").exists()
+    assert _invoke(*base).exit_code == 0
+    again = _invoke(*base, "--dry-run")
+    assert again.exit_code == 0 and "up to date" in again.output
+    bad = _invoke(*base[:-1], "/abs", "--json")
+    assert bad.exit_code == 2 and "absolute" in json.loads(bad.output)["error"]
+
+
+@pytest.fixture
+def vendored(upstream, downstream):
+    commit = upstream.commit(BASE_FILES)
+    result = _invoke("fi", "--root", str(downstream), "--checkout", str(upstream.path),
+                     "--commit", commit, "--op", "demo", "--package", "flashinfer/pkg")
+    assert result.exit_code == 0, result.output
+    return downstream / "miles_ext_kernels/cake/_vendor"
+
+
+def test_verify_exit_codes(vendored, downstream, tmp_path):
+    root = str(downstream)
+    assert _invoke("verify", "--root", root).exit_code == 0
+    (vendored / "pkg/extra.txt").write_bytes(b"x")
+    report = _invoke("verify", "--root", root, "--json")
+    assert report.exit_code == 1 and json.loads(report.output)["extra"] == ["pkg/extra.txt"]
+    (vendored / "pkg/extra.txt").unlink()
+    (vendored / "pkg/a.txt").write_bytes(b"changed\n")
+    (vendored / "pkg/run.sh").chmod(0o644)
+    (vendored / "pkg/lf.txt").unlink()
+    report = json.loads(_invoke("verify", "--root", root, "--json").output)
+    assert report["modified"] == ["pkg/a.txt"]
+    assert report["mode_changed"] == ["pkg/run.sh"]
+    assert report["missing"] == ["pkg/lf.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _invoke("verify", "--root", str(empty)).exit_code == 2
+    (vendored / MANIFEST_NAME).write_text("{not json")
+    assert _invoke("verify", "--root", root).exit_code == 2
+
+
+def test_audit_catches_manifest_edited_with_file(vendored, downstream, upstream):
+    root = str(downstream)
+    assert _invoke("audit", "--root", root, "--checkout", str(upstream.path)).exit_code == 0
+    manifest = load_manifest(vendored)
+    target = vendored / "pkg/a.txt"
+    target.write_bytes(b"tampered\n")
+    from dataclasses import replace
+
+    from miles_ext_kernels.cake.manifest import FileEntry
+
+    op = manifest.ops["demo"]
+    packages = []
+    for package in op.packages:
+        files = dict(package.files)
+        if "pkg/a.txt" in files:
+            files["pkg/a.txt"] = FileEntry.from_bytes(b"tampered\n", "100644")
+            del files["pkg/lf.txt"]
+            (vendored / "pkg/lf.txt").unlink()
+        packages.append(replace(package, files=files))
+    forged = replace(manifest, ops={"demo": replace(op, packages=tuple(packages))})
+    (vendored / MANIFEST_NAME).write_bytes(dump_manifest(forged))
+    assert _invoke("verify", "--root", root).exit_code == 0  # offline check is fooled
+    audit = _invoke("audit", "--root", root, "--checkout", str(upstream.path), "--json")
+    assert audit.exit_code == 1
+    report = json.loads(audit.output)
+    assert any("pkg/a.txt" in line for line in report["manifest_mismatch"])
+    assert any("pkg/a.txt" in line for line in report["modified"])
+    assert any("pkg/lf.txt" in line for line in report["missing_downstream"])
+
+
+def test_status(vendored, downstream):
+    out = _invoke("status", "--root", str(downstream))
+    assert out.exit_code == 0
+    assert "demo" in out.output and "clean" in out.output and "license MIT" in out.output
+    (vendored / "pkg/a.txt").write_bytes(b"x")
+    status = json.loads(_invoke("status", "--root", str(downstream), "--json").output)
+    assert status["ops"]["demo"]["clean"] is False
+    assert status["ops"]["demo"]["drift"]["modified"] == ["pkg/a.txt"]

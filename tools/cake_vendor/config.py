@@ -1,0 +1,63 @@
+"""Defaults from ``[tool.miles-ext-kernels.vendor]`` in the downstream repo's pyproject.toml."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from .errors import VendorError
+
+DEFAULT_CHECKOUT = "../flashinfer"
+VENDOR_SUBDIR = ("miles_ext_kernels", "cake", "_vendor")
+
+
+@dataclass(frozen=True)
+class VendorConfig:
+    """Tool defaults of one downstream repository."""
+
+    root: Path
+    checkout: Path
+
+    @property
+    def vendor_dir(self) -> Path:
+        """``<root>/miles_ext_kernels/cake/_vendor``."""
+        return self.root.joinpath(*VENDOR_SUBDIR)
+
+
+def find_root(start: Path) -> Path:
+    """The downstream repo root: nearest ancestor of ``start`` with ``miles_ext_kernels/cake``.
+
+    Falls back to this tool's own project root.
+    """
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / "miles_ext_kernels" / "cake").is_dir():
+            return candidate
+    return Path(__file__).resolve().parents[2]
+
+
+def load_config(root: Path) -> VendorConfig:
+    """Read ``root/pyproject.toml`` (if any); relative paths are relative to ``root``."""
+    root = Path(root)
+    if not root.is_dir():
+        raise VendorError(f"--root {str(root)!r}: no such directory")
+    section: dict = {}
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise VendorError(f"{pyproject}: not valid TOML ({exc})") from exc
+        section = data.get("tool", {}).get("miles-ext-kernels", {}).get("vendor", {})
+        if not isinstance(section, dict):
+            raise VendorError(f"{pyproject}: [tool.miles-ext-kernels.vendor] must be a table")
+    checkout = section.get("checkout", DEFAULT_CHECKOUT)
+    if not isinstance(checkout, str) or not checkout:
+        raise VendorError(f"{pyproject}: [tool.miles-ext-kernels.vendor] checkout must be a path")
+    return VendorConfig(root=root, checkout=(root / checkout))

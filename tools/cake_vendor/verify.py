@@ -1,0 +1,67 @@
+"""Offline verification and status of a vendor directory (no upstream needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from miles_ext_kernels.cake.manifest import (
+    MANIFEST_NAME,
+    TXN_DIR_NAME,
+    Manifest,
+    ManifestError,
+    VerifyReport,
+    load_manifest,
+    verify_files,
+)
+
+from .errors import VendorError
+
+
+def require_manifest(vendor_dir: Path) -> Manifest:
+    """The manifest of ``vendor_dir``; a clear error when it is absent or malformed."""
+    try:
+        manifest = load_manifest(vendor_dir)
+    except ManifestError as exc:
+        raise VendorError(str(exc)) from exc
+    except OSError as exc:
+        raise VendorError(f"{vendor_dir / MANIFEST_NAME}: cannot read ({exc})") from exc
+    if manifest is None:
+        raise VendorError(f"{vendor_dir / MANIFEST_NAME}: not found; nothing is vendored here")
+    return manifest
+
+
+def verify_vendor(vendor_dir: Path) -> VerifyReport:
+    """Re-hash every vendored file of ``vendor_dir`` against its VENDORED.json."""
+    manifest = require_manifest(vendor_dir)
+    try:
+        return verify_files(vendor_dir, manifest)
+    except OSError as exc:
+        raise VendorError(f"{vendor_dir}: cannot read vendored files ({exc})") from exc
+
+
+def vendor_status(vendor_dir: Path) -> dict:
+    """Per op: upstream, ref, commit, layout, license, packages with file counts, clean or not."""
+    manifest = require_manifest(vendor_dir)
+    ops = {}
+    for name, op in manifest.ops.items():
+        report = verify_files(vendor_dir, manifest, [name])
+        ops[name] = {
+            "ref": op.ref,
+            "commit": op.commit,
+            "layout": op.layout,
+            "license": op.license.spdx if op.license else None,
+            "packages": {p.vendored_path: len(p.files) for p in op.packages},
+            "files": sum(len(p.files) for p in op.packages),
+            "clean": report.clean,
+            "drift": report.to_dict(),
+        }
+    return {
+        "vendor_dir": str(vendor_dir),
+        "upstream": {
+            "name": manifest.upstream.name,
+            "url": manifest.upstream.url,
+            "object_format": manifest.upstream.object_format,
+        },
+        "pending_transaction": (vendor_dir / TXN_DIR_NAME).exists(),
+        "ops": ops,
+    }
