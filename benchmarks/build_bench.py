@@ -58,8 +58,9 @@ print(json.dumps({{"import_tvm_ffi_s": t1 - t0, "first_load_s": t3 - t2,
 def _vendor_dir(wheel: Path | None, given: Path | None, tmp: Path) -> Path:
     if given is not None:
         return given
-    import fi_checkout_from_wheel as fi
     from jit_support import write_vendor_dir
+
+    import fi_checkout_from_wheel as fi
 
     wheel = wheel or fi.download_wheel(Path.home() / ".cache" / "miles_ext_kernels" / "dl")
     return write_vendor_dir(tmp / "vendor", fi.extract_cake_files(wheel))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import torch
 
-from miles_ext_kernels.cake import custom_ops  # noqa: F401  (registers the ops)
+from miles_ext_kernels.cake import custom_ops  # registers the ops
 from miles_ext_kernels.cake.ops import rmsnorm as ops
 
 __all__ = ["WEIGHT_GRAD_MODES", "rmsnorm"]
@@ -44,6 +44,41 @@ def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
     if target not in (torch.bfloat16, torch.float16):
         return t
     return t.to(target)
+
+
+class _EagerRMSNorm(torch.autograd.Function):
+    """Eager-mode RMSNorm: calls the op implementations directly (same bits as the custom ops,
+    without the torch.library dispatch's host cost); torch.compile traces the custom ops."""
+
+    @staticmethod
+    def forward(ctx, x, w, residual, eps, deterministic, zcg, cbwm, backend, strict):
+        if residual is None:
+            y, rstd = custom_ops.forward_impl(x, w, eps, zcg, cbwm, backend, strict)
+            normalised, h_new = x, None
+        else:
+            y, rstd, h_new = custom_ops.residual_forward_impl(x, residual, w, eps, zcg, cbwm,
+                                                              backend, strict)
+            normalised = h_new
+        ctx.save_for_backward(normalised, w, rstd)
+        ctx.has_residual = residual is not None
+        ctx.options = (deterministic, zcg, cbwm, backend, strict)
+        if h_new is None:
+            return y
+        return y, h_new
+
+    @staticmethod
+    def backward(ctx, grad_y, grad_h_new=None):
+        normalised, w, rstd = ctx.saved_tensors
+        deterministic, zcg, cbwm, backend, strict = ctx.options
+        g = torch.zeros_like(normalised) if grad_y is None else grad_y.to(normalised.dtype)
+        g_residual = None
+        if ctx.has_residual and grad_h_new is not None:
+            g_residual = grad_h_new.to(normalised.dtype)
+        dx, dw = custom_ops.backward_impl(g, normalised, w, rstd, g_residual, deterministic,
+                                          zcg, cbwm, backend, strict)
+        grad_w = dw.to(w.dtype) if ctx.needs_input_grad[1] else None
+        grad_residual = dx if ctx.has_residual else None
+        return dx, grad_w, grad_residual, None, None, None, None, None, None
 
 
 class _MainGradRMSNorm(torch.autograd.Function):
@@ -142,6 +177,9 @@ def rmsnorm(
     if weight_grad == "main_grad":
         return _MainGradRMSNorm.apply(x, w, residual, eps, deterministic, zero_centered_gamma,
                                       cast_before_weight_mul, backend_name, strict)
+    if not torch.compiler.is_compiling():
+        return _EagerRMSNorm.apply(x, w, residual, eps, deterministic, zero_centered_gamma,
+                                   cast_before_weight_mul, backend_name, strict)
     if residual is None:
         y, _rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
             x, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic, backend_name,

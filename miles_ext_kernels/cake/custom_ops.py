@@ -28,6 +28,9 @@ from miles_ext_kernels.cake.ops import rmsnorm as ops
 
 __all__ = [
     "NAMESPACE",
+    "forward_impl",
+    "residual_forward_impl",
+    "backward_impl",
     "rmsnorm_fwd",
     "rmsnorm_residual_fwd",
     "rmsnorm_bwd",
@@ -55,9 +58,9 @@ def cached_workspace(decision: dispatch.Decision, hidden: int,
     nbytes = programs.workspace_bytes(decision, hidden)
     if nbytes == 0:
         return None
-    stream = torch.cuda.current_stream(device).cuda_stream
-    key = (device.index if device.index is not None else torch.cuda.current_device(),
-           int(stream), int(hidden), int(nbytes))
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    stream = torch._C._cuda_getCurrentRawStream(index)
+    key = (index, int(stream), int(hidden), int(nbytes))
     workspace = _WORKSPACES.get(key)
     if workspace is None:
         with _WORKSPACES_LOCK:
@@ -72,6 +75,65 @@ def clear_workspace_cache() -> None:
     """Drop every cached workspace (e.g. before freeing memory or after a device reset)."""
     with _WORKSPACES_LOCK:
         _WORKSPACES.clear()
+
+
+# ----------------------------------------------------------------------------- implementations
+# Plain functions behind the custom ops; the eager autograd path calls them directly (the
+# torch.library dispatch costs far more host time than the kernels at small shapes).
+
+
+def forward_impl(x: torch.Tensor, w: torch.Tensor, eps: float, zero_centered_gamma: bool,
+                 cast_before_weight_mul: bool, backend: str | None,
+                 strict: bool | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(y, rstd)`` with autocast off (see ``ops.rmsnorm.rmsnorm_forward``)."""
+    if torch.is_autocast_enabled(x.device.type):
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return forward_impl(x, w, eps, zero_centered_gamma, cast_before_weight_mul,
+                                backend, strict)
+    y, rstd = ops.rmsnorm_forward(x, w, eps, zero_centered_gamma=zero_centered_gamma,
+                                  cast_before_weight_mul=cast_before_weight_mul,
+                                  backend=backend, strict=strict)
+    return y, rstd
+
+
+def residual_forward_impl(x: torch.Tensor, residual: torch.Tensor, w: torch.Tensor, eps: float,
+                          zero_centered_gamma: bool, cast_before_weight_mul: bool,
+                          backend: str | None, strict: bool | None,
+                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(y, rstd, h_new)`` with autocast off (see ``ops.rmsnorm.rmsnorm_forward``)."""
+    if torch.is_autocast_enabled(x.device.type):
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return residual_forward_impl(x, residual, w, eps, zero_centered_gamma,
+                                         cast_before_weight_mul, backend, strict)
+    y, rstd, h_new = ops.rmsnorm_forward(
+        x, w, eps, residual=residual, zero_centered_gamma=zero_centered_gamma,
+        cast_before_weight_mul=cast_before_weight_mul, backend=backend, strict=strict)
+    return y, rstd, h_new
+
+
+def backward_impl(g: torch.Tensor, x: torch.Tensor, w: torch.Tensor, rstd: torch.Tensor,
+                  g_residual: torch.Tensor | None, deterministic: bool,
+                  zero_centered_gamma: bool, cast_before_weight_mul: bool,
+                  backend: str | None, strict: bool | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(dx, dw FP32)`` with the per-stream cached workspace and autocast off."""
+    if torch.is_autocast_enabled(x.device.type):
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return backward_impl(g, x, w, rstd, g_residual, deterministic,
+                                 zero_centered_gamma, cast_before_weight_mul, backend, strict)
+    workspace = None
+    hidden = x.shape[-1]
+    rows = x.numel() // hidden if hidden else 0
+    if x.device.type == "cuda" and rows > 0:
+        spec = ops.call_spec("bwd", hidden, x.dtype, w.dtype, residual=g_residual is not None,
+                             zero_centered_gamma=zero_centered_gamma,
+                             cast_before_weight_mul=cast_before_weight_mul)
+        decision = dispatch.decide(spec, x.device, rows=rows, backend=backend, strict=strict,
+                                   deterministic=deterministic)
+        workspace = cached_workspace(decision, hidden, x.device)
+    return ops.rmsnorm_backward(
+        g, x, w, rstd, deterministic=deterministic, g_residual=g_residual,
+        zero_centered_gamma=zero_centered_gamma, cast_before_weight_mul=cast_before_weight_mul,
+        workspace=workspace, backend=backend, strict=strict)
 
 
 # ----------------------------------------------------------------------------- forward ops
@@ -89,11 +151,7 @@ def rmsnorm_fwd(
     strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """RMSNorm forward: ``(y, rstd)`` (see ``ops.rmsnorm.rmsnorm_forward``)."""
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        y, rstd = ops.rmsnorm_forward(x, w, eps, zero_centered_gamma=zero_centered_gamma,
-                                      cast_before_weight_mul=cast_before_weight_mul,
-                                      backend=backend, strict=strict)
-    return y, rstd
+    return forward_impl(x, w, eps, zero_centered_gamma, cast_before_weight_mul, backend, strict)
 
 
 @rmsnorm_fwd.register_fake
@@ -115,11 +173,8 @@ def rmsnorm_residual_fwd(
     strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Fused residual-add RMSNorm forward: ``(y, rstd, h_new)`` with ``h_new = x + residual``."""
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        y, rstd, h_new = ops.rmsnorm_forward(
-            x, w, eps, residual=residual, zero_centered_gamma=zero_centered_gamma,
-            cast_before_weight_mul=cast_before_weight_mul, backend=backend, strict=strict)
-    return y, rstd, h_new
+    return residual_forward_impl(x, residual, w, eps, zero_centered_gamma,
+                                 cast_before_weight_mul, backend, strict)
 
 
 @rmsnorm_residual_fwd.register_fake
@@ -146,23 +201,8 @@ def rmsnorm_bwd(
     strict: Optional[bool],  # noqa: UP045 (schema inference on torch 2.11)
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """RMSNorm backward: ``(dx, dw FP32)`` (see ``ops.rmsnorm.rmsnorm_backward``)."""
-    workspace = None
-    hidden = x.shape[-1]
-    rows = x.numel() // hidden if hidden else 0
-    if x.device.type == "cuda" and rows > 0:
-        spec = ops.call_spec("bwd", hidden, x.dtype, w.dtype, residual=g_residual is not None,
-                             zero_centered_gamma=zero_centered_gamma,
-                             cast_before_weight_mul=cast_before_weight_mul)
-        decision = dispatch.decide(spec, x.device, rows=rows, backend=backend, strict=strict,
-                                   deterministic=deterministic)
-        workspace = cached_workspace(decision, hidden, x.device)
-    with torch.autocast(device_type=x.device.type, enabled=False):
-        dx, dw = ops.rmsnorm_backward(
-            g, x, w, rstd, deterministic=deterministic, g_residual=g_residual,
-            zero_centered_gamma=zero_centered_gamma,
-            cast_before_weight_mul=cast_before_weight_mul, workspace=workspace,
-            backend=backend, strict=strict)
-    return dx, dw
+    return backward_impl(g, x, w, rstd, g_residual, deterministic, zero_centered_gamma,
+                         cast_before_weight_mul, backend, strict)
 
 
 @rmsnorm_bwd.register_fake

@@ -119,5 +119,34 @@ def run_module(
                                    n_chunks=n_chunks)
     args = bind_arguments(record, values, grid)
     entry = _entry_for(package, record, arch)
-    with tvm_ffi.use_torch_stream():
+    device = _device_index(values)
+    set_stream = getattr(getattr(tvm_ffi, "core", None), "_env_set_current_stream", None)
+    if set_stream is None or device is None:
+        with tvm_ffi.use_torch_stream():
+            entry(*args)
+        return
+    # What tvm_ffi.use_torch_stream() does, without building torch Stream objects per call.
+    import torch
+
+    previous = set_stream(_DL_CUDA, device, torch._C._cuda_getCurrentRawStream(device))
+    try:
         entry(*args)
+    finally:
+        set_stream(_DL_CUDA, device, previous)
+
+
+_DL_CUDA = 2  # DLDeviceType kDLCUDA
+
+
+def _device_index(values: Mapping[str, Any]) -> int | None:
+    """CUDA device index of the call's first tensor (``x`` or ``g``), else None."""
+    for name in ("x", "g"):
+        tensor = values.get(name)
+        device = getattr(tensor, "device", None)
+        if device is not None and device.type == "cuda":
+            if device.index is not None:
+                return device.index
+            import torch
+
+            return torch.cuda.current_device()
+    return None

@@ -1,0 +1,100 @@
+"""The first-party RMSNorm package: build.json is current, the launch-shape tables of spec.py and
+config.h agree, and every program compiles for every architecture it lists (no GPU needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gen_kernel_build_json as gen
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "miles_ext_kernels" / "kernels" / "rmsnorm"
+SPEC = gen.load_spec(PACKAGE_DIR)
+
+CONFIG_DUMP = r"""
+#include <cstdio>
+#include "miles_rmsnorm/config.h"
+using namespace miles_rmsnorm;
+static void dump(const char* kind, RowConfig c, long h) {
+  std::printf("%s %ld %d %d %d %d %d %d\n", kind, h, c.vpt, c.tpr, c.block, c.groups,
+              c.rows_per_group, c.rows_per_cta);
+}
+int main() {
+  for (long h = kMinHidden; h <= kMaxHidden; h += kHiddenMultiple) {
+    if (!hidden_supported(h)) return 1;
+    dump("fwd", forward_config(h), h);
+    dump("bwd", backward_config(h), h);
+  }
+  if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
+      hidden_supported(kMinHidden + 4)) return 2;
+  return 0;
+}
+"""
+
+
+def test_build_json_matches_its_spec_and_sources():
+    committed = (PACKAGE_DIR / "build.json").read_bytes()
+    assert committed == gen.render_build_json(PACKAGE_DIR), (
+        "build.json is stale: run python tools/gen_kernel_build_json.py")
+
+
+def test_every_hidden_size_is_served_by_exactly_one_module_per_route():
+    build = json.loads((PACKAGE_DIR / "build.json").read_text())
+    for arch, routes in build["routes"].items():
+        for key, names in routes.items():
+            for hidden in SPEC.supported_hidden_sizes():
+                owners = [n for n in names
+                          if build["modules"][n]["hidden_rule"]["min"] <= hidden
+                          <= build["modules"][n]["hidden_rule"]["max"]]
+                assert len(owners) == 1, (arch, key, hidden, owners)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_config_header_and_spec_tables_agree(tmp_path):
+    source = tmp_path / "dump.cpp"
+    source.write_text(CONFIG_DUMP)
+    exe = tmp_path / "dump"
+    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
+                    "-o", str(exe)], check=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True,
+                           text=True).stdout.splitlines()
+    assert len(lines) == 2 * len(SPEC.supported_hidden_sizes())
+    keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
+    for line in lines:
+        kind, hidden, *numbers = line.split()
+        config = (SPEC.forward_config if kind == "fwd" else SPEC.backward_config)(int(hidden))
+        assert dict(zip(keys, map(int, numbers), strict=True)) == config, line
+
+
+def test_grid_rules_use_the_rows_a_cta_covers():
+    build = json.loads((PACKAGE_DIR / "build.json").read_text())
+    for name, record in build["modules"].items():
+        hidden = record["hidden_rule"]["max"]
+        if record["role"] == "fwd":
+            expected = SPEC.forward_config(hidden)["rows_per_cta"]
+            assert record["grid_rule"]["rows_per_cta"] == expected, name
+        elif record["role"] == "bwd_main":
+            rule = record["workspace_rule"]
+            assert rule["kind"] == "fixed_chunks" and rule["partial_dtype"] == "float64"
+            assert rule["min_rows_per_chunk"] == SPEC.backward_config(hidden)["rows_per_cta"]
+            assert record["grid_rule"]["kind"] == "chunk_bounded"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("arch", SPEC.ARCHES)
+def test_every_program_compiles_for(arch, tmp_path):
+    env = dict(os.environ, MILES_EXT_KERNELS_CACHE=str(tmp_path / "cache"))
+    result = subprocess.run(
+        [sys.executable, "-m", "miles_ext_kernels.cake", "build", "--arch", arch,
+         "--package", SPEC.PACKAGE_NAME, "--jobs", "2"],
+        capture_output=True, text=True, env=env, cwd=PACKAGE_DIR.parents[2])
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = sorted((tmp_path / "cache").rglob("*.so"))
+    assert len(built) == 3, built  # fwd, bwd, bwd_nondet
