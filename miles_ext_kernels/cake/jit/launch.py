@@ -118,6 +118,9 @@ def run_module(
         grid = routing.launch_grid(record, rows, sm_count=sm_count, hidden=hidden,
                                    n_chunks=n_chunks)
     args = bind_arguments(record, values, grid)
+    # Tensors that require grad (autograd.Function inputs, saved tensors) cannot take
+    # DLPack's fast path; the kernels only read and write their storage.
+    args = [a.detach() if getattr(a, "requires_grad", False) else a for a in args]
     entry = _entry_for(package, record, arch)
     device = _device_index(values)
     set_stream = getattr(getattr(tvm_ffi, "core", None), "_env_set_current_stream", None)

@@ -158,7 +158,7 @@ __device__ __forceinline__ void stage_weights(const BackwardParams& p, float* w_
 template <typename XT, int VPT, int R, typename Weights, typename Acc>
 __device__ __forceinline__ void backward_rows(const BackwardParams& p, const int (&row)[R],
                                               const bool (&valid)[R], int lane, int tpr,
-                                              const Weights& w, float* scratch,
+                                              const Weights& w, RowScratch<R>& scratch,
                                               uint4 (&graw)[R][VPT], uint4 (&xraw)[R][VPT],
                                               Acc (&acc)[VPT][8]) {
   const int64_t nv = p.hidden / 8;
@@ -232,7 +232,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const int
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
-  __shared__ float scratch[R * 32];
+  __shared__ float scratch_mem[2 * R * 32];
+  RowScratch<R> scratch{scratch_mem, 0};
   // Dynamic shared memory: row staging, FP64 combine/fold buffer, effective weights (see
   // deterministic_smem_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
@@ -381,7 +382,8 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
-  __shared__ float scratch[R * 32];
+  __shared__ float scratch_mem[2 * R * 32];
+  RowScratch<R> scratch{scratch_mem, 0};
   extern __shared__ __align__(16) unsigned char smem[];  // row staging (atomic_smem_bytes)
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;

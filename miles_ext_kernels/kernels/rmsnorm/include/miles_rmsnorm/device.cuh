@@ -100,11 +100,25 @@ __device__ __forceinline__ uint4 pack8(const float (&in)[8]) {
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------
+// Two alternating shared buffers of R * 32 floats: a reduction writes one buffer, synchronises
+// and reads it back; the next reduction uses the other buffer, and its barrier orders those
+// reads before the buffer is written again two reductions later — one barrier per reduction.
+template <int R>
+struct RowScratch {
+  float* base;  // 2 * R * 32 floats
+  int phase;
+  __device__ __forceinline__ float* take() {
+    float* buffer = base + phase * (R * 32);
+    phase ^= 1;
+    return buffer;
+  }
+};
+
 // Reduces R independent values (one per row in flight). The order of additions depends on tpr
 // (a function of the hidden size) only. Every thread of the CTA must call it (it may
-// synchronise the CTA). `scratch` holds R * 32 floats.
+// synchronise the CTA).
 template <int R>
-__device__ __forceinline__ void row_sums(float (&v)[R], int tpr, float* scratch) {
+__device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& scratch) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {
@@ -114,10 +128,11 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, float* scratch)
     }
   }
   if (tpr <= 32) return;
+  float* buffer = scratch.take();
   const int warp = threadIdx.x >> 5;
   if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-    for (int i = 0; i < R; ++i) scratch[i * 32 + warp] = v[i];
+    for (int i = 0; i < R; ++i) buffer[i * 32 + warp] = v[i];
   }
   __syncthreads();
   const int warps_per_row = tpr >> 5;
@@ -125,10 +140,9 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, float* scratch)
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     float s = 0.0f;
-    for (int k = 0; k < warps_per_row; ++k) s += scratch[i * 32 + first + k];
+    for (int k = 0; k < warps_per_row; ++k) s += buffer[i * 32 + first + k];
     v[i] = s;
   }
-  __syncthreads();
 }
 
 // ---- exact products accumulated in FP64 ------------------------------------------------------

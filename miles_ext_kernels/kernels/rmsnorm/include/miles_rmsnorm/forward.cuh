@@ -13,7 +13,8 @@ namespace miles_rmsnorm {
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
-  __shared__ float scratch[R * 32];
+  __shared__ float scratch_mem[2 * R * 32];
+  RowScratch<R> scratch{scratch_mem, 0};
   const int tpr = p.tpr;
   const int groups = blockDim.x / tpr;
   const int group = threadIdx.x / tpr;
