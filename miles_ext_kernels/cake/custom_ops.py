@@ -18,12 +18,12 @@ dtypes before calling them.
 
 from __future__ import annotations
 
-import threading
 from typing import Optional
 
 import torch
 
 from miles_ext_kernels.cake import dispatch
+from miles_ext_kernels.cake.backends import programs
 from miles_ext_kernels.cake.ops import rmsnorm as ops
 
 __all__ = [
@@ -40,41 +40,9 @@ __all__ = [
 
 NAMESPACE = "miles_ext_kernels"
 
-_WORKSPACES: dict[tuple[int, int, int, int], torch.Tensor] = {}
-_WORKSPACES_LOCK = threading.Lock()
-
-
-def cached_workspace(decision: dispatch.Decision, hidden: int,
-                     device: torch.device) -> torch.Tensor | None:
-    """The zeroed workspace of ``decision`` for the current stream (None when none is needed).
-
-    Allocated once per (device, stream, hidden, bytes) and reused; safe because calls on one
-    stream are ordered and the kernels leave the counters zero.
-    """
-    if decision.route is None or device.type != "cuda":
-        return None
-    from miles_ext_kernels.cake.backends import programs
-
-    nbytes = programs.workspace_bytes(decision, hidden)
-    if nbytes == 0:
-        return None
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    stream = torch._C._cuda_getCurrentRawStream(index)
-    key = (index, int(stream), int(hidden), int(nbytes))
-    workspace = _WORKSPACES.get(key)
-    if workspace is None:
-        with _WORKSPACES_LOCK:
-            workspace = _WORKSPACES.get(key)
-            if workspace is None:
-                workspace = programs.aligned_zeros(nbytes, device)
-                _WORKSPACES[key] = workspace
-    return workspace
-
-
-def clear_workspace_cache() -> None:
-    """Drop every cached workspace (e.g. before freeing memory or after a device reset)."""
-    with _WORKSPACES_LOCK:
-        _WORKSPACES.clear()
+# The workspace cache lives with the program backend (direct API calls use it too).
+cached_workspace = programs.cached_workspace
+clear_workspace_cache = programs.clear_workspace_cache
 
 
 # ----------------------------------------------------------------------------- implementations

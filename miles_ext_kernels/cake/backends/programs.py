@@ -16,6 +16,7 @@ Binding rules without a residual (upstream's): ``u := x``, ``h_new := y``, ``u_s
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import torch
@@ -40,6 +41,8 @@ __all__ = [
     "workspace_bytes",
     "workspace_views",
     "aligned_zeros",
+    "cached_workspace",
+    "clear_workspace_cache",
     "run_forward",
     "run_backward",
 ]
@@ -263,6 +266,41 @@ def aligned_zeros(nbytes: int, device: torch.device) -> torch.Tensor:
     return buffer[offset: offset + nbytes]
 
 
+_WORKSPACES: dict[tuple[int, int, int, int], torch.Tensor] = {}
+_WORKSPACES_LOCK = threading.Lock()
+
+
+def cached_workspace(decision: Any, hidden: int,
+                     device: torch.device) -> torch.Tensor | None:
+    """The zeroed workspace of ``decision`` for the current stream (None when none is needed).
+
+    Allocated once per (device, stream, hidden, bytes) and reused; safe because calls on one
+    stream are ordered and the kernels leave the counters zero.
+    """
+    if decision.route is None or device.type != "cuda":
+        return None
+    nbytes = workspace_bytes(decision, hidden)
+    if nbytes == 0:
+        return None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    stream = torch._C._cuda_getCurrentRawStream(index)
+    key = (index, int(stream), int(hidden), int(nbytes))
+    workspace = _WORKSPACES.get(key)
+    if workspace is None:
+        with _WORKSPACES_LOCK:
+            workspace = _WORKSPACES.get(key)
+            if workspace is None:
+                workspace = aligned_zeros(nbytes, device)
+                _WORKSPACES[key] = workspace
+    return workspace
+
+
+def clear_workspace_cache() -> None:
+    """Drop every cached workspace (e.g. before freeing memory or after a device reset)."""
+    with _WORKSPACES_LOCK:
+        _WORKSPACES.clear()
+
+
 def _check_workspace(workspace: torch.Tensor, device: torch.device, needed: int) -> None:
     if not isinstance(workspace, torch.Tensor):
         raise TypeError(f"workspace must be a torch.Tensor, got {type(workspace).__name__}")
@@ -379,8 +417,10 @@ def run_backward(
         if grid is not None:
             layout = _forced_layout(layout, owner, rows, grid)
             grids[owner.name] = (grid, 1, 1)
-        if workspace is None:
-            workspace = aligned_zeros(int(layout["total_bytes"]), device)
+        if workspace is None:  # the per-(device, stream) cached buffer, else a fresh one
+            workspace = cached_workspace(decision, hidden, device)
+            if workspace is None or workspace.numel() < int(layout["total_bytes"]):
+                workspace = aligned_zeros(int(layout["total_bytes"]), device)
         _check_workspace(workspace, device, int(layout["total_bytes"]))
         partial, counters = workspace_views(workspace, layout, hidden)
         values.update(partial=partial, counters=counters, n_chunks=int(layout["n_chunks"]),
