@@ -18,11 +18,12 @@ dtypes before calling them.
 
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from collections.abc import Callable
+from typing import Any, Optional, TypeVar
 
 import torch
 
-from miles_ext_kernels.cake import dispatch
 from miles_ext_kernels.cake.backends import programs
 from miles_ext_kernels.cake.ops import rmsnorm as ops
 
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 NAMESPACE = "miles_ext_kernels"
+_T = TypeVar("_T")
 
 # The workspace cache lives with the program backend (direct API calls use it too).
 cached_workspace = programs.cached_workspace
@@ -50,58 +52,55 @@ clear_workspace_cache = programs.clear_workspace_cache
 # torch.library dispatch costs far more host time than the kernels at small shapes).
 
 
+def _autocast_off(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """Run ``fn`` with autocast disabled for its first tensor's device (a no-op when it is off:
+    entering the context costs host time on every call)."""
+
+    @functools.wraps(fn)
+    def wrapper(first: torch.Tensor, *args: Any) -> _T:
+        device_type = first.device.type
+        if not torch.is_autocast_enabled(device_type):
+            return fn(first, *args)
+        with torch.autocast(device_type=device_type, enabled=False):
+            return fn(first, *args)
+
+    return wrapper
+
+
+@_autocast_off
 def forward_impl(x: torch.Tensor, w: torch.Tensor, eps: float, zero_centered_gamma: bool,
                  cast_before_weight_mul: bool, backend: str | None,
                  strict: bool | None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(y, rstd)`` with autocast off (see ``ops.rmsnorm.rmsnorm_forward``)."""
-    if torch.is_autocast_enabled(x.device.type):
-        with torch.autocast(device_type=x.device.type, enabled=False):
-            return forward_impl(x, w, eps, zero_centered_gamma, cast_before_weight_mul,
-                                backend, strict)
     y, rstd = ops.rmsnorm_forward(x, w, eps, zero_centered_gamma=zero_centered_gamma,
                                   cast_before_weight_mul=cast_before_weight_mul,
                                   backend=backend, strict=strict)
     return y, rstd
 
 
+@_autocast_off
 def residual_forward_impl(x: torch.Tensor, residual: torch.Tensor, w: torch.Tensor, eps: float,
                           zero_centered_gamma: bool, cast_before_weight_mul: bool,
                           backend: str | None, strict: bool | None,
                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(y, rstd, h_new)`` with autocast off (see ``ops.rmsnorm.rmsnorm_forward``)."""
-    if torch.is_autocast_enabled(x.device.type):
-        with torch.autocast(device_type=x.device.type, enabled=False):
-            return residual_forward_impl(x, residual, w, eps, zero_centered_gamma,
-                                         cast_before_weight_mul, backend, strict)
     y, rstd, h_new = ops.rmsnorm_forward(
         x, w, eps, residual=residual, zero_centered_gamma=zero_centered_gamma,
         cast_before_weight_mul=cast_before_weight_mul, backend=backend, strict=strict)
     return y, rstd, h_new
 
 
+@_autocast_off
 def backward_impl(g: torch.Tensor, x: torch.Tensor, w: torch.Tensor, rstd: torch.Tensor,
                   g_residual: torch.Tensor | None, deterministic: bool,
                   zero_centered_gamma: bool, cast_before_weight_mul: bool,
                   backend: str | None, strict: bool | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(dx, dw FP32)`` with the per-stream cached workspace and autocast off."""
-    if torch.is_autocast_enabled(x.device.type):
-        with torch.autocast(device_type=x.device.type, enabled=False):
-            return backward_impl(g, x, w, rstd, g_residual, deterministic,
-                                 zero_centered_gamma, cast_before_weight_mul, backend, strict)
-    workspace = None
-    hidden = x.shape[-1]
-    rows = x.numel() // hidden if hidden else 0
-    if x.device.type == "cuda" and rows > 0:
-        spec = ops.call_spec("bwd", hidden, x.dtype, w.dtype, residual=g_residual is not None,
-                             zero_centered_gamma=zero_centered_gamma,
-                             cast_before_weight_mul=cast_before_weight_mul)
-        decision = dispatch.decide(spec, x.device, rows=rows, backend=backend, strict=strict,
-                                   deterministic=deterministic)
-        workspace = cached_workspace(decision, hidden, x.device)
+    """``(dx, dw FP32)`` with autocast off; program backends reuse the zeroed workspace cached
+    per (device, stream) (``backends.programs.cached_workspace``)."""
     return ops.rmsnorm_backward(
         g, x, w, rstd, deterministic=deterministic, g_residual=g_residual,
         zero_centered_gamma=zero_centered_gamma, cast_before_weight_mul=cast_before_weight_mul,
-        workspace=workspace, backend=backend, strict=strict)
+        backend=backend, strict=strict)
 
 
 # ----------------------------------------------------------------------------- forward ops
