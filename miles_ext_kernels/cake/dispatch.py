@@ -386,6 +386,7 @@ def decide(
 # ----------------------------------------------------------------------------- explain
 
 
+@functools.lru_cache(maxsize=1024)
 def make_call(kind: str, hidden: int, x_dtype: torch.dtype, w_dtype: torch.dtype, *,
               residual: bool = False, zero_centered_gamma: bool = False,
               cast_before_weight_mul: bool = False) -> CallSpec:

@@ -175,11 +175,10 @@ def validate_forward_args(x: object, w: object, eps: object, residual: object,
 def call_spec(kind: str, hidden: int, x_dtype: torch.dtype, w_dtype: torch.dtype, *,
               residual: bool, zero_centered_gamma: bool,
               cast_before_weight_mul: bool) -> CallSpec:
-    """The dispatcher's description of one call."""
-    return CallSpec(op=dispatch.OP, kind=kind, hidden=int(hidden), residual=bool(residual),
-                    x_dtype=dispatch.dtype_name(x_dtype), w_dtype=dispatch.dtype_name(w_dtype),
-                    cast_before_weight_mul=bool(cast_before_weight_mul),
-                    zero_centered_gamma=bool(zero_centered_gamma))
+    """The dispatcher's description of one call (cached: one frozen spec per signature)."""
+    return dispatch.make_call(kind, int(hidden), x_dtype, w_dtype, residual=bool(residual),
+                              zero_centered_gamma=bool(zero_centered_gamma),
+                              cast_before_weight_mul=bool(cast_before_weight_mul))
 
 
 # ----------------------------------------------------------------------------- forward
