@@ -23,10 +23,9 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
 from miles_ext_kernels.cake import rmsnorm
-from miles_ext_kernels.cake.dispatch import resolve_backend
+from miles_ext_kernels.cake.module import RMSNorm
 from miles_ext_kernels.cake.ops.rmsnorm import W_DTYPES
 
 __all__ = ["MegatronRMSNorm"]
@@ -86,7 +85,7 @@ def _check_normalization(config: object) -> None:
         )
 
 
-class MegatronRMSNorm(nn.Module):
+class MegatronRMSNorm(RMSNorm):
     """RMSNorm with Transformer Engine ``TENorm``'s constructor and Megatron conventions.
 
     ``forward(hidden_states)`` normalises the last dimension (``[s, b, h]`` or per-head
@@ -111,7 +110,6 @@ class MegatronRMSNorm(nn.Module):
         ``eps`` defaults to ``config.layernorm_epsilon``; ``deterministic``, ``backend`` and
         ``strict`` are passed to :func:`miles_ext_kernels.cake.rmsnorm`.
         """
-        super().__init__()
         if config is None:
             raise TypeError("config: expected a Megatron TransformerConfig-like object, got None")
         _check_normalization(config)
@@ -119,32 +117,22 @@ class MegatronRMSNorm(nn.Module):
             raise ValueError(f"hidden_size: expected a positive int, got {hidden_size!r}")
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic: expected a bool, got {type(deterministic).__name__}")
-        if backend is not None:
-            resolve_backend(backend)
         if strict is not None and not isinstance(strict, bool):
             raise TypeError(f"strict: expected a bool or None, got {type(strict).__name__}")
+        super().__init__(
+            hidden_size,
+            _resolve_eps(config, eps),
+            zero_centered_gamma=_config_flag(config, "layernorm_zero_centered_gamma"),
+            deterministic=deterministic,
+            dtype=_resolve_dtype(config),
+            device=_resolve_device(config),
+            backend=backend,
+            strict=strict,
+        )
         self.config = config
-        self.hidden_size = hidden_size
-        self.eps = _resolve_eps(config, eps)
-        self.zero_centered_gamma = _config_flag(config, "layernorm_zero_centered_gamma")
         self.sequence_parallel = _config_flag(config, "sequence_parallel")
         self.gradient_accumulation_fusion = _config_flag(config, "gradient_accumulation_fusion")
-        self.deterministic = deterministic
-        self.backend = backend
-        self.strict = strict
-        self.weight = nn.Parameter(
-            torch.empty(hidden_size, dtype=_resolve_dtype(config), device=_resolve_device(config))
-        )
         self.weight.sequence_parallel = self.sequence_parallel
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Initialise the weight: zeros when zero-centred (``1 + w`` = 1), else ones."""
-        with torch.no_grad():
-            if self.zero_centered_gamma:
-                self.weight.zero_()
-            else:
-                self.weight.fill_(1.0)
 
     def forward(
         self, hidden_states: torch.Tensor, residual: torch.Tensor | None = None
