@@ -9,26 +9,8 @@ from typing import Any
 
 import pytest
 
-from miles_ext_kernels.cake.manifest import (
-    MANIFEST_NAME,
-    FileEntry,
-    LicenseEntry,
-    Manifest,
-    OpEntry,
-    PackageEntry,
-    UpstreamInfo,
-    dump_manifest,
-)
 from miles_ext_kernels.cake.packages.records import ModuleRecord
 
-FIXTURE_COMMIT = "f" * 40
-# upstream repository path prefix -> vendor-relative prefix (the rmsnorm profile's mapping)
-_VENDOR_PATHS = (
-    ("flashinfer/jit/cake_rmsnorm_train.py", "jit/cake_rmsnorm_train.py"),
-    ("csrc/", "csrc/"),
-    ("include/", "include/"),
-    ("LICENSE", "LICENSE"),
-)
 FWD_MODULE = "cake_rmsnorm_train_1af0069a0ec96fb8b742"  # fwd_small, hidden 512
 BWD_MODULE = "cake_rmsnorm_train_01036297dc6e647b9e56"  # bwd_main, hidden 512
 
@@ -45,31 +27,6 @@ def nvcc_available() -> bool:
 
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="needs nvcc (CUDA toolkit) and g++")
-
-
-def write_vendor_dir(dest: Path, fi_files: dict[str, bytes]) -> Path:
-    """Lay the upstream Cake files out as a vendored ``rmsnorm`` op with its VENDORED.json."""
-    dest.mkdir(parents=True, exist_ok=True)
-    files: dict[str, FileEntry] = {}
-    for upstream, data in sorted(fi_files.items()):
-        rel = None
-        for prefix, target in _VENDOR_PATHS:
-            if upstream == prefix or (prefix.endswith("/") and upstream.startswith(prefix)):
-                rel = target + upstream[len(prefix):]
-        if rel is None:
-            continue
-        path = dest / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        files[rel] = FileEntry.from_bytes(data, "100644")
-    package = PackageEntry(upstream_path="flashinfer", vendored_path="", object_id="0" * 40,
-                           type="tree", files=files)
-    op = OpEntry(ref="fixture", commit=FIXTURE_COMMIT, tree="e" * 40, tool_version="test",
-                 layout="table-0.7", license=LicenseEntry("Apache-2.0", ("LICENSE",)),
-                 packages=(package,))
-    manifest = Manifest(upstream=UpstreamInfo("flashinfer", None, "sha1"), ops={"rmsnorm": op})
-    (dest / MANIFEST_NAME).write_bytes(dump_manifest(manifest))
-    return dest
 
 
 def vendored_package(vendor_dir: Path) -> Any:
