@@ -7,6 +7,10 @@
 // folded across the row groups of its CTA in fixed order; after a grid barrier the chunk
 // partials are folded in FP64 in a fixed order per column and rounded once to FP32.
 // Neither the CTA count nor the SM count changes any bit of dw.
+//
+// Both programs stream rows through a ring of per-thread cp.async slots: while one iteration's
+// rows are computed, the g and x of the next two (one at hidden > 8192) are already in flight,
+// and the next iteration's rstd is on its way into registers.
 #pragma once
 
 #include "miles_rmsnorm/config.h"
@@ -14,39 +18,25 @@
 
 namespace miles_rmsnorm {
 
-template <typename WT, int VPT>
-__device__ __forceinline__ void load_effective_weight(const BackwardParams& p, int lane, int tpr,
-                                                      float (&w)[VPT][8]) {
-  const WT* __restrict__ wp = static_cast<const WT*>(p.w);
-  const int64_t nv = p.hidden / 8;
-  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-    if (j < nv) {
-      load_weight8<WT>(wp + j * 8, w[k]);
-      if (zero_centered) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) w[k][e] = 1.0f + w[k][e];
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) w[k][e] = 0.0f;
-    }
-  }
+// Iterations of rows in the cp.async ring: three with one vector per thread, two with two (whose
+// 1024-thread CTAs at hidden > 8192 would not fit three stages and the weights).
+__host__ __device__ constexpr int backward_stages(int vpt) { return vpt == 1 ? 3 : 2; }
+
+// Bytes of the cp.async ring: [stage][row slot][g | x][vector][thread] 16-byte slots.
+__host__ __device__ inline int64_t stage_bytes(int vpt, int rows_per_group, int block) {
+  return static_cast<int64_t>(backward_stages(vpt)) * rows_per_group * 2 * vpt * block * 16;
 }
 
-// Shared memory of the deterministic program: the combine buffer (a whole row of doubles when a
-// CTA holds several row groups, else one double per thread for the fold) and the weights.
+// FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
+// are done): a whole row of doubles when a CTA holds several row groups, else one per thread.
 __host__ __device__ inline int64_t combine_doubles(int64_t hidden, int groups, int block) {
   const int64_t row = groups > 1 ? hidden : 0;
   return row > block ? row : block;
 }
 
-// Double-buffered per-thread staging of the next rows' g and x vectors (cp.async).
-__host__ __device__ inline int64_t stage_bytes(int vpt, int rows_per_group, int block) {
-  return static_cast<int64_t>(2) * rows_per_group * 2 * vpt * block * 16;
-}
+// The deterministic program keeps the effective weights in shared memory (FP32): its FP64
+// accumulators need the registers.
+__host__ __device__ constexpr bool weights_in_shared(int /*vpt*/) { return true; }
 
 inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block) {
   return static_cast<size_t>(stage_bytes(vpt, rows_per_group, block));
@@ -54,36 +44,60 @@ inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block) {
 
 inline size_t deterministic_smem_bytes(int64_t hidden, int groups, int block, int vpt,
                                        int rows_per_group) {
-  return static_cast<size_t>(stage_bytes(vpt, rows_per_group, block)) +
-         static_cast<size_t>(combine_doubles(hidden, groups, block)) * sizeof(double) +
-         static_cast<size_t>(hidden) * sizeof(float);
+  const int64_t ring = stage_bytes(vpt, rows_per_group, block);
+  const int64_t combine = combine_doubles(hidden, groups, block) * 8;
+  const int64_t weights = weights_in_shared(vpt) ? hidden * 4 : 0;
+  return static_cast<size_t>((ring > combine ? ring : combine) + weights);
 }
 
-// Slots of the staging buffer: [buffer][row slot][g | x][vector][thread]; each thread reads
-// back only what its own cp.async wrote, so waiting for its own copies is enough.
 template <int VPT, int R>
 struct RowStage {
   uint4* base;
+  // Each thread reads back only what its own cp.async wrote, so waiting for its own copies is
+  // enough; a slot is rewritten the iteration after the thread last read it.
   __device__ __forceinline__ uint4* slot(int buf, int i, int t, int k) const {
     return base + ((((buf * R + i) * 2 + t) * VPT + k) * static_cast<int>(blockDim.x) +
                    static_cast<int>(threadIdx.x));
   }
 };
 
-// Starts the copies of R rows' g and x vectors into buffer `buf`.
+// The R rows a group handles in the iteration starting at `base` (rows past `limit` masked).
+// Row indices fit in 32 bits (the bindings refuse more than 2^30 rows).
+template <int R>
+struct RowSet {
+  int row[R];
+  bool valid[R];
+  __device__ __forceinline__ RowSet(int base, int group, int groups, int limit) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      row[i] = base + group + i * groups;
+      valid[i] = row[i] < limit;
+    }
+  }
+};
+
+// Issues the rstd loads of an iteration's rows; used an iteration or two later.
+template <int R>
+__device__ __forceinline__ void load_rstd(const BackwardParams& p, const RowSet<R>& s,
+                                          float (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) r[i] = s.valid[i] ? __ldg(p.rstd + s.row[i]) : 0.0f;
+}
+
+// Starts the copies of a row set's g and x vectors into ring stage `buf` (one commit group,
+// empty when no row is valid).
 template <typename XT, int VPT, int R>
-__device__ __forceinline__ void issue_rows(const BackwardParams& p, const int (&row)[R],
-                                           const bool (&valid)[R], int lane, int tpr,
-                                           const RowStage<VPT, R>& st, int buf) {
-  const int64_t nv = p.hidden / 8;
+__device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet<R>& s, int lane,
+                                           int tpr, const RowStage<VPT, R>& st, int buf) {
+  const int nv = static_cast<int>(p.hidden / 8);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    if (!valid[i]) continue;
-    const XT* gr = static_cast<const XT*>(p.g) + row_offset(row[i], p.heads, p.g_addr);
-    const XT* xr = static_cast<const XT*>(p.x) + row_offset(row[i], p.heads, p.x_addr);
+    if (!s.valid[i]) continue;
+    const XT* gr = static_cast<const XT*>(p.g) + row_offset(s.row[i], p.heads, p.g_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + row_offset(s.row[i], p.heads, p.x_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+      const int j = lane + k * tpr;
       if (j < nv) {
         cp_async16(st.slot(buf, i, 0, k), gr + j * 8);
         cp_async16(st.slot(buf, i, 1, k), xr + j * 8);
@@ -93,31 +107,17 @@ __device__ __forceinline__ void issue_rows(const BackwardParams& p, const int (&
   cp_async_commit();
 }
 
-// The R rows a group handles in the iteration starting at `base` (rows past `limit` masked).
-template <int R>
-__device__ __forceinline__ bool row_set(int base, int group, int groups, int limit, int (&row)[R],
-                                        bool (&valid)[R]) {
-  bool any = false;
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-    row[i] = base + group + i * groups;
-    valid[i] = row[i] < limit;
-    any |= valid[i];
-  }
-  return any;
-}
-
-// Waits for this thread's copies and moves buffer `buf` into registers (zeros elsewhere).
+// Moves ring stage `buf` into registers (zeros for masked rows and vectors); the caller has
+// waited for the stage's copies.
 template <int VPT, int R>
-__device__ __forceinline__ void take_rows(int64_t nv, const bool (&valid)[R], int lane, int tpr,
+__device__ __forceinline__ void take_rows(int nv, const bool (&valid)[R], int lane, int tpr,
                                           const RowStage<VPT, R>& st, int buf,
                                           uint4 (&graw)[R][VPT], uint4 (&xraw)[R][VPT]) {
-  cp_async_wait_all();
 #pragma unroll
   for (int i = 0; i < R; ++i) {
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+      const int j = lane + k * tpr;
       const bool live = valid[i] && j < nv;
       graw[i][k] = live ? *st.slot(buf, i, 0, k) : make_uint4(0u, 0u, 0u, 0u);
       xraw[i][k] = live ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
@@ -125,66 +125,101 @@ __device__ __forceinline__ void take_rows(int64_t nv, const bool (&valid)[R], in
   }
 }
 
-// Effective weights held in registers (atomic program) or in shared memory (deterministic
-// program, whose FP64 accumulators need the registers).
-template <int VPT>
+// Effective weights packed in registers (widened, and 1 + w applied, on use).
+template <typename WT, int VPT>
 struct RegisterWeights {
-  float w[VPT][8];
-  __device__ __forceinline__ float get(int k, int64_t /*j*/, int e) const { return w[k][e]; }
-};
-
-struct SharedWeights {
-  const float* s;
-  __device__ __forceinline__ float get(int /*k*/, int64_t j, int e) const { return s[j * 8 + e]; }
-};
-
-// Stores the effective weights (w, or 1 + w) of the whole row into shared memory.
-template <typename WT>
-__device__ __forceinline__ void stage_weights(const BackwardParams& p, float* w_s) {
-  const WT* __restrict__ wp = static_cast<const WT*>(p.w);
-  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
-  for (int64_t j = threadIdx.x; j < p.hidden / 8; j += blockDim.x) {
-    float v[8];
-    load_weight8<WT>(wp + j * 8, v);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) w_s[j * 8 + e] = zero_centered ? 1.0f + v[e] : v[e];
+  RawWeight8<WT> w[VPT];
+  bool zero_centered;
+  __device__ __forceinline__ void load(const BackwardParams& p, int lane, int tpr) {
+    zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+    load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), p.hidden / 8, lane, tpr, w);
   }
-  __syncthreads();
+  __device__ __forceinline__ float get(int k, int /*j*/, int e) const {
+    return effective_weight(w[k].get(e), zero_centered);
+  }
+};
+
+// Effective weights of the whole row in shared memory, as FP32.
+struct SharedWeights {
+  float* s;  // 16-byte aligned
+  // Two 16-byte loads per vector of eight weights (the compiler merges the per-element calls).
+  __device__ __forceinline__ float get(int /*k*/, int j, int e) const {
+    const float4 v = reinterpret_cast<const float4*>(s)[j * 2 + (e >> 2)];
+    return (e & 3) == 0 ? v.x : (e & 3) == 1 ? v.y : (e & 3) == 2 ? v.z : v.w;
+  }
+  // Stores w (or 1 + w); every thread of the CTA calls it.
+  template <typename WT>
+  __device__ __forceinline__ void stage(const BackwardParams& p) const {
+    const WT* __restrict__ wp = static_cast<const WT*>(p.w);
+    const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+    for (int64_t j = threadIdx.x; j < p.hidden / 8; j += blockDim.x) {
+      RawWeight8<WT> v;
+      v.load(wp + j * 8);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s[j * 8 + e] = effective_weight(v.get(e), zero_centered);
+    }
+    __syncthreads();
+  }
+};
+
+// dx of one row (and its exact products added into acc), specialised on the contract so that
+// no per-element select is left: dx = r * (g * w) - b * x (+ g_h), product g * x scaled by r in
+// FP64, or g * round(x * r) under the cast-before-weight-mul contract.
+template <typename XT, int VPT, bool CAST, bool RESIDUAL, typename Weights, typename Acc>
+__device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restrict__ ghr, int nv,
+                                       int lane, int tpr, float ri, float b, const Weights& w,
+                                       const uint4 (&graw)[VPT], const uint4 (&xraw)[VPT],
+                                       Acc (&acc)[VPT][8]) {
+  const Acc scale = static_cast<Acc>(CAST ? 1.0f : ri);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int j = lane + k * tpr;
+    if (j < nv) {
+      uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
+      if (RESIDUAL) ghraw = load_raw<XT>(ghr + j * 8);
+      float d[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const float gk = unpack<XT>(graw[k], e);
+        const float xk = unpack<XT>(xraw[k], e);
+        d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
+        if (RESIDUAL) d[e] += unpack<XT>(ghraw, e);
+        accumulate(acc[k][e], CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
+      }
+      store8<XT>(dxr + j * 8, d);
+    }
+  }
 }
 
-// R rows of the backward (one per slot, masked by `valid`): writes dx and adds g * xhat into
+// One iteration's R rows (one per slot, masked by `valid`): writes dx and adds g * xhat into
 // acc in slot order, which is increasing row order. Every thread of the CTA calls it (the row
 // reduction may synchronise).
 template <typename XT, int VPT, int R, typename Weights, typename Acc>
-__device__ __forceinline__ void backward_rows(const BackwardParams& p, const int (&row)[R],
-                                              const bool (&valid)[R], int lane, int tpr,
+__device__ __forceinline__ void backward_rows(const BackwardParams& p, const RowSet<R>& s,
+                                              const float (&r)[R], int lane, int tpr,
                                               const Weights& w, RowScratch<R>& scratch,
                                               uint4 (&graw)[R][VPT], uint4 (&xraw)[R][VPT],
                                               Acc (&acc)[VPT][8]) {
-  const int64_t nv = p.hidden / 8;
+  const int nv = static_cast<int>(p.hidden / 8);
   const bool residual = (p.flags & kResidual) != 0;
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
-  float r[R];
   float dot[R];
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    r[i] = valid[i] ? __ldg(p.rstd + row[i]) : 0.0f;
-    dot[i] = 0.0f;
-  }
+  for (int i = 0; i < R; ++i) dot[i] = 0.0f;
 #pragma unroll
   for (int i = 0; i < R; ++i) {
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
+      const int j = lane + k * tpr;
+      if (j < nv) {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-        if (j < nv) {
+        for (int e = 0; e < 8; ++e) {
           dot[i] += (unpack<XT>(graw[i][k], e) * w.get(k, j, e)) * unpack<XT>(xraw[i][k], e);
         }
       }
     }
   }
-  row_sums<R>(dot, tpr, scratch);
+  row_sums<R, true>(dot, tpr, scratch);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
 #pragma unroll
@@ -196,101 +231,107 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const int
   const float hidden_f = static_cast<float>(p.hidden);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    if (!valid[i]) continue;
+    if (!s.valid[i]) continue;
     // mean(gw * xhat) = r * sum(gw * x) / H;  dx = r * gw - (r * r * mean) * x
     const float ri = r[i];
     const float m = ri * (dot[i] / hidden_f);
     const float b = (ri * ri) * m;
-    const double scale = static_cast<double>(cast ? 1.0f : ri);
-    XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(row[i]) * p.hidden;
-    const XT* ghr = residual
-                        ? static_cast<const XT*>(p.g_h) + row_offset(row[i], p.heads, p.gh_addr)
-                        : nullptr;
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-      if (j < nv) {
-        float d[8];
-        uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
-        if (residual) ghraw = load_raw<XT>(ghr + j * 8);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const float gk = unpack<XT>(graw[i][k], e);
-          const float xk = unpack<XT>(xraw[i][k], e);
-          d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
-          if (residual) d[e] += unpack<XT>(ghraw, e);
-          // Exact products: g * x (scaled by r in FP64), or g * round(x * r).
-          const float gx = cast ? gk * round_through<XT>(xk * ri) : gk * xk;
-          accumulate(acc[k][e], gx, static_cast<Acc>(scale));
-        }
-        store8<XT>(dxr + j * 8, d);
+    XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(s.row[i]) * p.hidden;
+    if (residual) {
+      const XT* ghr = static_cast<const XT*>(p.g_h) + row_offset(s.row[i], p.heads, p.gh_addr);
+      if (cast) {
+        dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+      } else {
+        dx_row<XT, VPT, false, true>(dxr, ghr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
       }
+    } else if (cast) {
+      dx_row<XT, VPT, true, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+    } else {
+      dx_row<XT, VPT, false, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
     }
   }
 }
 
-template <typename XT, typename WT, int VPT>
-__global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const BackwardParams p) {
+// Iterations over rows first, first + step, ... below limit (R rows per group each), through the
+// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead, rstd one
+// iteration ahead (into registers). `started()` runs once the first copies are in flight (the
+// deterministic program stages its shared weights there); every thread of the CTA calls this.
+template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Started>
+__device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
+                                                  int limit, int group, int groups, int lane,
+                                                  int tpr, const RowStage<VPT, R>& stage,
+                                                  const Weights& w, RowScratch<R>& scratch,
+                                                  Acc (&acc)[VPT][8], Started started) {
+  constexpr int D = backward_stages(VPT);
+  const int nv = static_cast<int>(p.hidden / 8);
+  // Base of the iteration n ahead of `base`, clamped (every row of it masked) at the limit.
+  auto ahead = [&](int base, int n) {
+    const int64_t b = static_cast<int64_t>(base) + static_cast<int64_t>(n) * step;
+    return b < limit ? static_cast<int>(b) : limit;
+  };
+  float r_cur[R];
+  load_rstd<R>(p, RowSet<R>(ahead(first, 0), group, groups, limit), r_cur);
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) {
+    issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane, tpr, stage,
+                           d);
+  }
+  started();
+  int buf = 0;
+  for (int base = first; base < limit; base = ahead(base, 1)) {
+    // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
+    const int far = buf == 0 ? D - 1 : buf - 1;
+    issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr,
+                           stage, far);
+    float r_next[R];
+    load_rstd<R>(p, RowSet<R>(ahead(base, 1), group, groups, limit), r_next);
+    cp_async_wait_pending<D - 1>();
+    const RowSet<R> s(base, group, groups, limit);
+    uint4 graw[R][VPT];
+    uint4 xraw[R][VPT];
+    take_rows<VPT, R>(nv, s.valid, lane, tpr, stage, buf, graw, xraw);
+    backward_rows<XT, VPT, R>(p, s, r_cur, lane, tpr, w, scratch, graw, xraw, acc);
+#pragma unroll
+    for (int i = 0; i < R; ++i) r_cur[i] = r_next[i];
+    buf = buf == D - 1 ? 0 : buf + 1;
+  }
+  cp_async_wait_all();
+}
+
+// The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
+// barrier, then this CTA's columns of the fixed-order fold.
+template <typename XT, int VPT, typename Weights, typename Started>
+__device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
+                                                   unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
-  __shared__ float scratch_mem[2 * R * 32];
+  __shared__ __align__(16) float scratch_mem[2 * R * 32];
   RowScratch<R> scratch{scratch_mem, 0};
-  // Dynamic shared memory: row staging, FP64 combine/fold buffer, effective weights (see
-  // deterministic_smem_bytes).
-  extern __shared__ __align__(16) unsigned char smem[];
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;  // row groups
   const int group = threadIdx.x / tpr;
   const int lane = threadIdx.x - group * tpr;
   const int64_t nv = p.hidden / 8;
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
-  unsigned char* after_stage = smem + stage_bytes(VPT, R, blockDim.x);
-  double* combine = reinterpret_cast<double*>(after_stage);
-  float* w_s = reinterpret_cast<float*>(
-      after_stage + combine_doubles(p.hidden, rows_per_cta, blockDim.x) * sizeof(double));
-  const SharedWeights w{w_s};
+  double* combine = reinterpret_cast<double*>(smem);  // the ring, once a chunk's rows are done
   const bool single_chunk = p.n_chunks == 1;
 
-  const int rows = static_cast<int>(p.rows);
-  const int rows_per_chunk = static_cast<int>(p.rows_per_chunk);
-  for (int c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {
-    const int r0 = c * rows_per_chunk;
-    const int r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
+  for (int64_t c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {
+    const int r0 = static_cast<int>(c * p.rows_per_chunk);
+    const int r1 = static_cast<int>(r0 + p.rows_per_chunk < p.rows ? r0 + p.rows_per_chunk : p.rows);
     double acc[VPT][8];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) acc[k][e] = 0.0;
     }
-    // Rows of the chunk, R per group per iteration; the next iteration's g and x are copied
-    // into shared memory while this one computes.
-    const int iter_rows = rows_per_cta * R;
-    int row[R];
-    bool valid[R];
-    int buf = 0;
-    row_set<R>(r0, group, rows_per_cta, r1, row, valid);
-    issue_rows<XT, VPT, R>(p, row, valid, lane, tpr, stage, buf);
-    // The weights are staged while the first rows are in flight (uniform: first chunk only).
-    if (c == static_cast<int>(blockIdx.x)) stage_weights<WT>(p, w_s);
-    for (int base = r0; base < r1; base += iter_rows) {
-      uint4 graw[R][VPT];
-      uint4 xraw[R][VPT];
-      take_rows<VPT, R>(nv, valid, lane, tpr, stage, buf, graw, xraw);
-      int next_row[R];
-      bool next_valid[R];
-      row_set<R>(base + iter_rows, group, rows_per_cta, r1, next_row, next_valid);
-      issue_rows<XT, VPT, R>(p, next_row, next_valid, lane, tpr, stage, buf ^ 1);
-      backward_rows<XT, VPT, R>(p, row, valid, lane, tpr, w, scratch, graw, xraw, acc);
-#pragma unroll
-      for (int i = 0; i < R; ++i) {
-        row[i] = next_row[i];
-        valid[i] = next_valid[i];
-      }
-      buf ^= 1;
-    }
+    const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
+    backward_row_loop<XT, VPT, R>(p, r0, rows_per_cta * R, r1, group,
+                                  rows_per_cta, lane, tpr, stage, w, scratch, acc,
+                                  [&] { if (first_chunk) stage_weights(); });
     // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
-    // rows_per_cta > 1), then write the chunk's partial (or dw
-    // itself, rounded once, when there is a single chunk).
-    double* out_partial = p.partial + static_cast<int64_t>(c) * p.hidden;
+    // rows_per_cta > 1), then write the chunk's partial (or dw itself, rounded once, when there
+    // is a single chunk).
+    double* out_partial = p.partial + c * p.hidden;
     if (rows_per_cta == 1) {
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
@@ -308,6 +349,7 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
         }
       }
     } else {
+      __syncthreads();  // every thread is done reading its ring slots
       for (int gi = 0; gi < rows_per_cta; ++gi) {
         if (group == gi) {
 #pragma unroll
@@ -336,7 +378,8 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
   }
   if (single_chunk) return;
 
-  grid_barrier(p.counters);
+  GridBarrier barrier{p.counters, 0u};
+  barrier.sync();
 
   // Fixed-order FP64 fold of the chunk partials. The chunks of a column are split into
   // `segments` contiguous runs (a power of two chosen from n_chunks and the block size, i.e.
@@ -376,55 +419,59 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
     }
     __syncthreads();
   }
+  barrier.finish();
+}
+
+template <typename XT, typename WT, int VPT>
+__global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const BackwardParams p) {
+  // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
+  // effective weights when they live in shared memory (see deterministic_smem_bytes).
+  extern __shared__ __align__(16) unsigned char smem[];
+  if constexpr (!weights_in_shared(VPT)) {
+    RegisterWeights<WT, VPT> w;
+    w.load(p, threadIdx.x % p.tpr, p.tpr);
+    deterministic_body<XT, VPT>(p, w, smem, [] {});
+  } else {
+    constexpr int R = backward_rows_per_group(VPT);
+    const int64_t ring = stage_bytes(VPT, R, blockDim.x);
+    const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
+    const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine))};
+    deterministic_body<XT, VPT>(p, w, smem, [&] { w.template stage<WT>(p); });
+  }
 }
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
-  __shared__ float scratch_mem[2 * R * 32];
+  __shared__ __align__(16) float scratch_mem[2 * R * 32];
   RowScratch<R> scratch{scratch_mem, 0};
-  extern __shared__ __align__(16) unsigned char smem[];  // row staging (atomic_smem_bytes)
+  extern __shared__ __align__(16) unsigned char smem[];  // the cp.async ring (atomic_smem_bytes)
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;
   const int group = threadIdx.x / tpr;
   const int lane = threadIdx.x - group * tpr;
   const int64_t nv = p.hidden / 8;
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
-  RegisterWeights<VPT> w;
-  load_effective_weight<WT, VPT>(p, lane, tpr, w.w);
+  RegisterWeights<WT, VPT> w;
+  w.load(p, lane, tpr);
   float acc[VPT][8];
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[k][e] = 0.0f;
   }
+  // Row indices fit in 32 bits (at most 2^30 rows); a CTA whose first rows lie past the end
+  // only joins the (uniform) barriers of the loop.
   const int rows = static_cast<int>(p.rows);
-  const int rows_per_iter = rows_per_cta * R;
-  const int step = gridDim.x * rows_per_iter;
-  int row[R];
-  bool valid[R];
-  int buf = 0;
-  const bool any = row_set<R>(blockIdx.x * rows_per_iter, group, rows_per_cta, rows, row, valid);
-  issue_rows<XT, VPT, R>(p, row, valid, lane, tpr, stage, buf);
-  for (int base = blockIdx.x * rows_per_iter; base < rows; base += step) {
-    uint4 graw[R][VPT];
-    uint4 xraw[R][VPT];
-    take_rows<VPT, R>(nv, valid, lane, tpr, stage, buf, graw, xraw);
-    int next_row[R];
-    bool next_valid[R];
-    row_set<R>(base + step, group, rows_per_cta, rows, next_row, next_valid);
-    issue_rows<XT, VPT, R>(p, next_row, next_valid, lane, tpr, stage, buf ^ 1);
-    backward_rows<XT, VPT, R>(p, row, valid, lane, tpr, w, scratch, graw, xraw, acc);
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      row[i] = next_row[i];
-      valid[i] = next_valid[i];
-    }
-    buf ^= 1;
-  }
-  cp_async_wait_all();
-  if (!any) return;
+  const int64_t rows_per_iter = static_cast<int64_t>(rows_per_cta) * R;
+  const int64_t first64 = blockIdx.x * rows_per_iter;
+  const int first = first64 < rows ? static_cast<int>(first64) : rows;
+  const int64_t step64 = gridDim.x * rows_per_iter;
+  const int step = step64 < rows ? static_cast<int>(step64) : rows;
+  backward_row_loop<XT, VPT, R>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
+                                scratch, acc, [] {});
+  if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int64_t j = lane + static_cast<int64_t>(k) * tpr;

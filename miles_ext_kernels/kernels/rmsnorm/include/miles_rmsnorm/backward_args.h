@@ -22,6 +22,8 @@ inline BackwardTypes fill_backward_params(BackwardParams& p, TensorView g, Tenso
   const int device_id = x.device().device_id;
   require_hidden(hidden);
   require_rows(rows, heads);
+  TVM_FFI_CHECK(rows <= INT64_C(1) << 30, ValueError)
+      << "the backward indexes rows in 32 bits: at most 2^30 rows, got " << rows;
   const bool residual = (flags & kResidual) != 0;
   const int x_dtype = activation_dtype(x, "x");
   const int w_dtype = weight_dtype(w, x_dtype);

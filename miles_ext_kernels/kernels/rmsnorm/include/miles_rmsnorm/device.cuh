@@ -36,14 +36,6 @@ __device__ __forceinline__ float round_through(float v) {
 }
 
 // ---- 16-byte vectors of eight 2-byte elements --------------------------------------------------
-template <typename T>
-__device__ __forceinline__ void load8(const T* __restrict__ p, float (&out)[8]) {
-  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) out[i] = Elem<T>::to_float(e[i]);
-}
-
 // Raw 16-byte loads kept packed in registers (half the registers of eight floats) and widened
 // on use.
 template <typename T>
@@ -65,18 +57,56 @@ __device__ __forceinline__ void store8(T* __restrict__ p, const float (&in)[8]) 
   *reinterpret_cast<uint4*>(p) = raw;
 }
 
-// Weights: 2-byte types as one vector, FP32 as two.
+// Weights kept packed in registers as loaded (one vector of 2-byte values, or two of FP32) and
+// widened on use: a load is never waited on until a row needs the value, so the weight fetch
+// overlaps the first rows' fetch instead of adding a round trip in front of it.
 template <typename W>
-__device__ __forceinline__ void load_weight8(const W* __restrict__ p, float (&out)[8]) {
-  load8<W>(p, out);
-}
+struct RawWeight8 {
+  uint4 v;
+  __device__ __forceinline__ void load(const W* __restrict__ p) {
+    v = __ldg(reinterpret_cast<const uint4*>(p));
+  }
+  __device__ __forceinline__ void zero() { v = make_uint4(0u, 0u, 0u, 0u); }
+  __device__ __forceinline__ float get(int e) const {
+    return Elem<W>::to_float(reinterpret_cast<const W*>(&v)[e]);
+  }
+};
 
 template <>
-__device__ __forceinline__ void load_weight8<float>(const float* __restrict__ p, float (&out)[8]) {
-  const float4 a = __ldg(reinterpret_cast<const float4*>(p));
-  const float4 b = __ldg(reinterpret_cast<const float4*>(p) + 1);
-  out[0] = a.x; out[1] = a.y; out[2] = a.z; out[3] = a.w;
-  out[4] = b.x; out[5] = b.y; out[6] = b.z; out[7] = b.w;
+struct RawWeight8<float> {
+  float4 a;
+  float4 b;
+  __device__ __forceinline__ void load(const float* __restrict__ p) {
+    a = __ldg(reinterpret_cast<const float4*>(p));
+    b = __ldg(reinterpret_cast<const float4*>(p) + 1);
+  }
+  __device__ __forceinline__ void zero() {
+    a = make_float4(0.f, 0.f, 0.f, 0.f);
+    b = a;
+  }
+  __device__ __forceinline__ float get(int e) const {
+    return e < 4 ? (&a.x)[e] : (&b.x)[e - 4];
+  }
+};
+
+// The effective weight: w, or 1 + w computed in FP32 (zero-centred gamma).
+__device__ __forceinline__ float effective_weight(float w, bool zero_centered) {
+  return zero_centered ? 1.0f + w : w;
+}
+
+// Loads this thread's VPT weight vectors of a row (zeros past the row end).
+template <typename W, int VPT>
+__device__ __forceinline__ void load_raw_weights(const W* __restrict__ wp, int64_t nv, int lane,
+                                                 int tpr, RawWeight8<W> (&w)[VPT]) {
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+    if (j < nv) {
+      w[k].load(wp + j * 8);
+    } else {
+      w[k].zero();
+    }
+  }
 }
 
 __device__ __forceinline__ int64_t row_offset(int64_t row, int64_t heads, RowAddress a) {
@@ -105,7 +135,7 @@ __device__ __forceinline__ uint4 pack8(const float (&in)[8]) {
 // reads before the buffer is written again two reductions later — one barrier per reduction.
 template <int R>
 struct RowScratch {
-  float* base;  // 2 * R * 32 floats
+  float* base;  // 2 * R * 32 floats, 16-byte aligned
   int phase;
   __device__ __forceinline__ float* take() {
     float* buffer = base + phase * (R * 32);
@@ -117,7 +147,9 @@ struct RowScratch {
 // Reduces R independent values (one per row in flight). The order of additions depends on tpr
 // (a function of the hidden size) only. Every thread of the CTA must call it (it may
 // synchronise the CTA).
-template <int R>
+// VECTOR_READ reads the warp partials four per 16-byte load (fewer shared-memory instructions,
+// more live registers); the order of the additions is the same either way.
+template <int R, bool VECTOR_READ = false>
 __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& scratch) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
@@ -139,8 +171,21 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
   const int first = (warp / warps_per_row) * warps_per_row;
 #pragma unroll
   for (int i = 0; i < R; ++i) {
+    // Warp partials summed in warp order; four per 16-byte load (warps_per_row is 2, or a
+    // multiple of 4 whose run starts 16-byte aligned).
+    const float* src = buffer + i * 32 + first;
     float s = 0.0f;
-    for (int k = 0; k < warps_per_row; ++k) s += buffer[i * 32 + first + k];
+    if (VECTOR_READ && warps_per_row % 4 == 0) {
+      for (int k = 0; k < warps_per_row; k += 4) {
+        const float4 q = *reinterpret_cast<const float4*>(src + k);
+        s += q.x;
+        s += q.y;
+        s += q.z;
+        s += q.w;
+      }
+    } else {
+      for (int k = 0; k < warps_per_row; ++k) s += src[k];
+    }
     v[i] = s;
   }
 }
@@ -170,30 +215,61 @@ __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
+// Waits until at most N of this thread's committed copy groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_pending() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // ---- grid-wide barrier (all CTAs co-resident: cooperative launch) ------------------------------
-// counters[0] counts arrivals and is reset by the last arrival; counters[1] is a generation
-// number. The counters are left ready for the next launch or CUDA-graph replay.
-__device__ __forceinline__ void grid_barrier(unsigned int* counters) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    volatile unsigned int* generation = counters + 1;
-    const unsigned int seen = *generation;
-    __threadfence();
-    const unsigned int arrived = atomicAdd(counters, 1u);
-    if (arrived == gridDim.x - 1) {
-      atomicExch(counters, 0u);
-      __threadfence();
-      atomicAdd(counters + 1, 1u);
-    } else {
-      while (*generation == seen) {
+__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+// A one-shot grid barrier over two words (all CTAs co-resident: cooperative launch).
+// counters[0] is the arrival word: CTA 0 adds 2^31 - (grid - 1) and every other CTA adds 1, so
+// the arrivals sum to exactly 2^31 — the top bit flips when the last CTA arrives, whatever the
+// word held before. One acquire-release atomic per CTA, then polling.
+// counters[1] counts departures: the last CTA to leave resets both words to zero, so the
+// workspace is left as it was handed over (zeroed) for the next launch or CUDA-graph replay.
+struct GridBarrier {
+  unsigned int* counters;
+  unsigned int departed;  // thread 0 only
+
+  // Every thread of the CTA calls it.
+  __device__ __forceinline__ void sync() {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const unsigned int add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
+      const unsigned int before = fetch_add_acq_rel(counters, add);
+      while (((before ^ load_acquire(counters)) & 0x80000000u) == 0u) {
 #if __CUDA_ARCH__ >= 700
-        __nanosleep(64);
+        __nanosleep(32);
 #endif
       }
+      departed = atomicAdd(counters + 1, 1u);  // waited on only in finish()
     }
-    __threadfence();
+    __syncthreads();
   }
-  __syncthreads();
-}
+
+  // Called by thread 0 (others may call it too) once the CTA no longer needs the barrier.
+  __device__ __forceinline__ void finish() const {
+    if (threadIdx.x == 0 && departed == gridDim.x - 1u) {
+      atomicExch(counters, 0u);
+      atomicExch(counters + 1, 0u);
+    }
+  }
+};
 
 }  // namespace miles_rmsnorm

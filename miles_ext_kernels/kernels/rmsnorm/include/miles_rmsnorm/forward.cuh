@@ -10,10 +10,32 @@
 
 namespace miles_rmsnorm {
 
+// y of one row, specialised on the contract (no per-element select): round((h * r) * w_eff) or
+// round(round(h * r) * w_eff).
+template <typename XT, typename WT, int VPT, bool CAST, bool ZERO_CENTERED>
+__device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[VPT],
+                                          const RawWeight8<WT> (&w)[VPT], float r, int64_t nv,
+                                          int lane, int tpr) {
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+    if (j < nv) {
+      float out[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        float n = unpack<XT>(h[k], e) * r;
+        if (CAST) n = round_through<XT>(n);
+        out[e] = n * effective_weight(w[k].get(e), ZERO_CENTERED);
+      }
+      store8<XT>(yr + j * 8, out);
+    }
+  }
+}
+
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
-  __shared__ float scratch_mem[2 * R * 32];
+  __shared__ __align__(16) float scratch_mem[2 * R * 32];
   RowScratch<R> scratch{scratch_mem, 0};
   const int tpr = p.tpr;
   const int groups = blockDim.x / tpr;
@@ -30,21 +52,8 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   XT* __restrict__ h_new = static_cast<XT*>(p.h_new);
   const float hidden_f = static_cast<float>(p.hidden);
 
-  float w[VPT][8];
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-    if (j < nv) {
-      load_weight8<WT>(wp + j * 8, w[k]);
-      if (zero_centered) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) w[k][e] = 1.0f + w[k][e];
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) w[k][e] = 0.0f;
-    }
-  }
+  RawWeight8<WT> w[VPT];
+  load_raw_weights<WT, VPT>(wp, nv, lane, tpr, w);
 
   const int64_t rows_per_iter = static_cast<int64_t>(groups) * R;
   const int64_t step = static_cast<int64_t>(gridDim.x) * rows_per_iter;
@@ -124,19 +133,16 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
       if (!valid[i]) continue;
       const float r = 1.0f / sqrtf(ss[i] / hidden_f + p.eps);
       XT* yr = y + row[i] * p.hidden;
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-        if (j < nv) {
-          float out[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            float n = unpack<XT>(h[i][k], e) * r;
-            if (cast) n = round_through<XT>(n);
-            out[e] = n * w[k][e];
-          }
-          store8<XT>(yr + j * 8, out);
+      if (cast) {
+        if (zero_centered) {
+          store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
+        } else {
+          store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
         }
+      } else if (zero_centered) {
+        store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
+      } else {
+        store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
       }
       if (lane == 0) p.rstd[row[i]] = r;
     }
