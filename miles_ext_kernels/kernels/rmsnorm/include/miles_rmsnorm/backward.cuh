@@ -76,7 +76,7 @@ struct RowSet {
   }
 };
 
-// Issues the rstd loads of an iteration's rows; used an iteration or two later.
+// Issues the rstd loads of an iteration's rows (used after the row reduction).
 template <int R>
 __device__ __forceinline__ void load_rstd(const BackwardParams& p, const RowSet<R>& s,
                                           float (&r)[R]) {
@@ -253,8 +253,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 }
 
 // Iterations over rows first, first + step, ... below limit (R rows per group each), through the
-// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead, rstd one
-// iteration ahead (into registers). `started()` runs once the first copies are in flight (the
+// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead. `started()` runs once the first copies are in flight (the
 // deterministic program stages its shared weights there); every thread of the CTA calls this.
 template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
@@ -269,8 +268,6 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     const int64_t b = static_cast<int64_t>(base) + static_cast<int64_t>(n) * step;
     return b < limit ? static_cast<int>(b) : limit;
   };
-  float r_cur[R];
-  load_rstd<R>(p, RowSet<R>(ahead(first, 0), group, groups, limit), r_cur);
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane, tpr, stage,
@@ -279,20 +276,20 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   started();
   int buf = 0;
   for (int base = first; base < limit; base = ahead(base, 1)) {
+    // This iteration's rstd is loaded first: its latency overlaps the copies' wait, the dot
+    // products and the row reduction (a value loaded earlier would have to wait in a register).
+    const RowSet<R> s(base, group, groups, limit);
+    float r[R];
+    load_rstd<R>(p, s, r);
     // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
     const int far = buf == 0 ? D - 1 : buf - 1;
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr,
                            stage, far);
-    float r_next[R];
-    load_rstd<R>(p, RowSet<R>(ahead(base, 1), group, groups, limit), r_next);
     cp_async_wait_pending<D - 1>();
-    const RowSet<R> s(base, group, groups, limit);
     uint4 graw[R][VPT];
     uint4 xraw[R][VPT];
     take_rows<VPT, R>(nv, s.valid, lane, tpr, stage, buf, graw, xraw);
-    backward_rows<XT, VPT, R>(p, s, r_cur, lane, tpr, w, scratch, graw, xraw, acc);
-#pragma unroll
-    for (int i = 0; i < R; ++i) r_cur[i] = r_next[i];
+    backward_rows<XT, VPT, R>(p, s, r, lane, tpr, w, scratch, graw, xraw, acc);
     buf = buf == D - 1 ? 0 : buf + 1;
   }
   cp_async_wait_all();

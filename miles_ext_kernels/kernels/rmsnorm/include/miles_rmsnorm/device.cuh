@@ -167,8 +167,8 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
     for (int i = 0; i < R; ++i) buffer[i * 32 + warp] = v[i];
   }
   __syncthreads();
-  const int warps_per_row = tpr >> 5;
-  const int first = (warp / warps_per_row) * warps_per_row;
+  const int warps_per_row = tpr >> 5;  // a power of two
+  const int first = warp & ~(warps_per_row - 1);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     // Warp partials summed in warp order; four per 16-byte load (warps_per_row is 2, or a
