@@ -190,6 +190,14 @@ def op_table(results: Mapping[str, Any], op: str) -> list[str]:
     return lines
 
 
+
+def _kernel_sources_text(sources: object) -> str:
+    """``; kernel manifests first_party <sha>, vendored <sha>`` (empty for older results)."""
+    if not isinstance(sources, dict) or not sources:
+        return ""
+    parts = ", ".join(f"{name} `{digest or 'absent'}`" for name, digest in sources.items())
+    return f"; kernel manifests (sha256) {parts}"
+
 def _system_lines(results: Mapping[str, Any]) -> list[str]:
     meta = results["meta"]
     system = meta.get("system", {})
@@ -205,7 +213,7 @@ def _system_lines(results: Mapping[str, Any]) -> list[str]:
         f"* Software: torch {system.get('torch')} (CUDA {system.get('torch_cuda')}), triton "
         f"{packages.get('triton')}, liger-kernel {packages.get('liger-kernel')}, quack-kernels "
         f"{packages.get('quack-kernels')}, Python {system.get('python')}; commit "
-        f"{system.get('git_commit')}",
+        f"{system.get('git_commit')}{_kernel_sources_text(system.get('kernel_sources'))}",
         f"* Run: mode `{meta.get('mode')}`, started {meta.get('started')}, "
         f"{meta.get('elapsed_s', 0):.0f} s, complete: {meta.get('complete')}",
         f"* Copy ceiling (device-to-device, measured this run): "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import platform
 import shutil
@@ -68,6 +69,31 @@ def git_commit(repo: Path | None = None) -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
+KERNEL_MANIFESTS: dict[str, str] = {
+    "first_party": "miles_ext_kernels/kernels/rmsnorm/build.json",
+    "vendored": "miles_ext_kernels/cake/_vendor/VENDORED.json",
+}
+
+
+def kernel_sources(root: Path | None = None) -> dict[str, str | None]:
+    """sha256 (first 16 hex digits) of each kernel manifest, or None where absent.
+
+    Each manifest lists the digest of every source it covers (the first-party ``build.json``
+    the sha256 of every .cu/.cuh/.h file, ``VENDORED.json`` the blob id of every vendored
+    file), so this names exactly which kernel sources were measured — also where the git
+    metadata of the measuring machine's copy is missing or stale.
+    """
+    base = root or Path(__file__).resolve().parents[2]
+    fingerprints: dict[str, str | None] = {}
+    for name, rel in KERNEL_MANIFESTS.items():
+        path = base / rel
+        try:
+            fingerprints[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        except OSError:
+            fingerprints[name] = None
+    return fingerprints
+
+
 def collect(device: torch.device) -> dict[str, object]:
     """Everything the report prints about the machine and software."""
     info: dict[str, object] = {
@@ -77,6 +103,7 @@ def collect(device: torch.device) -> dict[str, object]:
         "torch_cuda": torch.version.cuda,
         "packages": package_versions(),
         "git_commit": git_commit(),
+        "kernel_sources": kernel_sources(),
         "device_type": device.type,
     }
     if device.type == "cuda":

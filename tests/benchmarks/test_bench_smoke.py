@@ -8,13 +8,14 @@ model, the accuracy verdicts, the counterbalanced timing order and the time budg
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from benchmarks.rmsnorm import accuracy, report, shapes, timing
+from benchmarks.rmsnorm import accuracy, report, shapes, sysinfo, timing
 from benchmarks.rmsnorm.__main__ import main
 from benchmarks.rmsnorm.inputs import make_input_set
 
@@ -235,3 +236,19 @@ def test_plan_prints_the_quick_budget(capsys):
     assert main(["--plan", "--quick"]) == 0
     text = capsys.readouterr().out
     assert f"{len(shapes.quick_grid())} cases" in text and "time budget 280.0 s" in text
+
+
+def test_smoke_records_the_kernel_sources_it_measured(smoke_run, tmp_path):
+    out, results = smoke_run
+    sources = results["meta"]["system"]["kernel_sources"]
+    repo = Path(__file__).resolve().parents[2]
+    build_json = repo / sysinfo.KERNEL_MANIFESTS["first_party"]
+    assert sources["first_party"] == hashlib.sha256(build_json.read_bytes()).hexdigest()[:16]
+    assert f"first_party `{sources['first_party']}`" in (out / "results.md").read_text()
+    # A changed manifest changes the fingerprint; a missing one is recorded as absent.
+    copy = tmp_path / sysinfo.KERNEL_MANIFESTS["first_party"]
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(build_json.read_bytes() + b" ")
+    changed = sysinfo.kernel_sources(tmp_path)
+    assert changed["first_party"] != sources["first_party"]
+    assert changed["vendored"] is None
