@@ -9,8 +9,8 @@
 // Neither the CTA count nor the SM count changes any bit of dw.
 //
 // Both programs stream rows through a ring of per-thread cp.async slots: while one iteration's
-// rows are computed, the g and x of the next two (one at hidden > 8192) are already in flight,
-// and the next iteration's rstd is on its way into registers.
+// rows are computed, the g and x of the next two (one at hidden > 8192) are already in flight;
+// an iteration's rstd is loaded at its start and used after its row reduction.
 #pragma once
 
 #include "miles_rmsnorm/config.h"
@@ -253,8 +253,9 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 }
 
 // Iterations over rows first, first + step, ... below limit (R rows per group each), through the
-// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead. `started()` runs once the first copies are in flight (the
-// deterministic program stages its shared weights there); every thread of the CTA calls this.
+// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead.
+// `started()` runs once the first copies are in flight (the deterministic program stages its
+// shared weights there); every thread of the CTA calls this.
 template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
