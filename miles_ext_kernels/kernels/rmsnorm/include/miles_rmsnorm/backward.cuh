@@ -34,10 +34,6 @@ __host__ __device__ inline int64_t combine_doubles(int64_t hidden, int groups, i
   return row > block ? row : block;
 }
 
-// The deterministic program keeps the effective weights in shared memory (FP32): its FP64
-// accumulators need the registers.
-__host__ __device__ constexpr bool weights_in_shared(int /*vpt*/) { return true; }
-
 inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block) {
   return static_cast<size_t>(stage_bytes(vpt, rows_per_group, block));
 }
@@ -46,8 +42,8 @@ inline size_t deterministic_smem_bytes(int64_t hidden, int groups, int block, in
                                        int rows_per_group) {
   const int64_t ring = stage_bytes(vpt, rows_per_group, block);
   const int64_t combine = combine_doubles(hidden, groups, block) * 8;
-  const int64_t weights = weights_in_shared(vpt) ? hidden * 4 : 0;
-  return static_cast<size_t>((ring > combine ? ring : combine) + weights);
+  // The effective weights follow, as FP32: the FP64 accumulators need the registers.
+  return static_cast<size_t>((ring > combine ? ring : combine) + hidden * 4);
 }
 
 template <int VPT, int R>
@@ -125,7 +121,7 @@ __device__ __forceinline__ void take_rows(int nv, const bool (&valid)[R], int la
   }
 }
 
-// Effective weights packed in registers (widened, and 1 + w applied, on use).
+// Effective weights packed in registers (widened, and 1 + w applied, on use): the atomic program.
 template <typename WT, int VPT>
 struct RegisterWeights {
   RawWeight8<WT> w[VPT];
@@ -139,7 +135,8 @@ struct RegisterWeights {
   }
 };
 
-// Effective weights of the whole row in shared memory, as FP32.
+// Effective weights of the whole row in shared memory, as FP32: the deterministic program, whose
+// FP64 accumulators need the registers.
 struct SharedWeights {
   float* s;  // 16-byte aligned
   // Two 16-byte loads per vector of eight weights (the compiler merges the per-element calls).
@@ -296,6 +293,17 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   cp_async_wait_all();
 }
 
+// A chunk's FP64 sum for one column: its partial, or dw itself (rounded once) when the chunk is
+// the only one.
+__device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double* out_partial,
+                                                int64_t col, double v) {
+  if (p.n_chunks == 1) {
+    p.dw[col] = static_cast<float>(v);
+  } else {
+    out_partial[col] = v;
+  }
+}
+
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
 template <typename XT, int VPT, typename Weights, typename Started>
@@ -336,14 +344,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
         const int64_t j = lane + static_cast<int64_t>(k) * tpr;
         if (j < nv) {
 #pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            const double v = acc[k][e];
-            if (single_chunk) {
-              p.dw[j * 8 + e] = static_cast<float>(v);
-            } else {
-              out_partial[j * 8 + e] = v;
-            }
-          }
+          for (int e = 0; e < 8; ++e) write_chunk_sum(p, out_partial, j * 8 + e, acc[k][e]);
         }
       }
     } else {
@@ -365,11 +366,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
         __syncthreads();
       }
       for (int64_t col = threadIdx.x; col < p.hidden; col += blockDim.x) {
-        if (single_chunk) {
-          p.dw[col] = static_cast<float>(combine[col]);
-        } else {
-          out_partial[col] = combine[col];
-        }
+        write_chunk_sum(p, out_partial, col, combine[col]);
       }
       __syncthreads();
     }
@@ -425,17 +422,11 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights when they live in shared memory (see deterministic_smem_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
-  if constexpr (!weights_in_shared(VPT)) {
-    RegisterWeights<WT, VPT> w;
-    w.load(p, threadIdx.x % p.tpr, p.tpr);
-    deterministic_body<XT, VPT>(p, w, smem, [] {});
-  } else {
-    constexpr int R = backward_rows_per_group(VPT);
-    const int64_t ring = stage_bytes(VPT, R, blockDim.x);
-    const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
-    const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine))};
-    deterministic_body<XT, VPT>(p, w, smem, [&] { w.template stage<WT>(p); });
-  }
+  constexpr int R = backward_rows_per_group(VPT);
+  const int64_t ring = stage_bytes(VPT, R, blockDim.x);
+  const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
+  const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine))};
+  deterministic_body<XT, VPT>(p, w, smem, [&] { w.template stage<WT>(p); });
 }
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.

@@ -49,12 +49,17 @@ __device__ __forceinline__ float unpack(const uint4& raw, int i) {
 }
 
 template <typename T>
-__device__ __forceinline__ void store8(T* __restrict__ p, const float (&in)[8]) {
+__device__ __forceinline__ uint4 pack8(const float (&in)[8]) {
   uint4 raw;
   T* e = reinterpret_cast<T*>(&raw);
 #pragma unroll
   for (int i = 0; i < 8; ++i) e[i] = Elem<T>::from_float(in[i]);
-  *reinterpret_cast<uint4*>(p) = raw;
+  return raw;
+}
+
+template <typename T>
+__device__ __forceinline__ void store8(T* __restrict__ p, const float (&in)[8]) {
+  *reinterpret_cast<uint4*>(p) = pack8<T>(in);
 }
 
 // Weights kept packed in registers as loaded (one vector of 2-byte values, or two of FP32) and
@@ -118,15 +123,6 @@ __device__ __forceinline__ int64_t row_offset(int64_t row, int64_t heads, RowAdd
 // instead of keeping eight widened floats alive across a reduction (register pressure).
 __device__ __forceinline__ void launder(uint4& v) {
   asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
-}
-
-template <typename T>
-__device__ __forceinline__ uint4 pack8(const float (&in)[8]) {
-  uint4 raw;
-  T* e = reinterpret_cast<T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) e[i] = Elem<T>::from_float(in[i]);
-  return raw;
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------
