@@ -46,36 +46,60 @@ def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
     return t.to(target)
 
 
+def _run_forward(via_custom_ops, x, w, residual, eps, deterministic, zcg, cbwm, backend, strict):
+    """``(y, rstd, normalised input, h_new or None)``, through the registered custom ops (what
+    torch.compile traces) or their implementations (same bits, less host cost)."""
+    if residual is None:
+        if via_custom_ops:
+            y, rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
+                x, w, eps, zcg, cbwm, deterministic, backend, strict)
+        else:
+            y, rstd = custom_ops.forward_impl(x, w, eps, zcg, cbwm, backend, strict)
+        return y, rstd, x, None
+    if via_custom_ops:
+        y, rstd, h_new = torch.ops.miles_ext_kernels.rmsnorm_residual_fwd(
+            x, residual, w, eps, zcg, cbwm, deterministic, backend, strict)
+    else:
+        y, rstd, h_new = custom_ops.residual_forward_impl(x, residual, w, eps, zcg, cbwm,
+                                                          backend, strict)
+    return y, rstd, h_new, h_new
+
+
+def _run_backward(via_custom_ops, ctx, normalised, w, rstd, grad_y, grad_h_new):
+    """``(dx, dw FP32)`` for the incoming gradients (a missing one counts as zeros)."""
+    deterministic, zcg, cbwm, backend, strict = ctx.options
+    g = torch.zeros_like(normalised) if grad_y is None else grad_y.to(normalised.dtype)
+    g_residual = None
+    if ctx.has_residual and grad_h_new is not None:
+        g_residual = grad_h_new.to(normalised.dtype)
+    if via_custom_ops:
+        return torch.ops.miles_ext_kernels.rmsnorm_bwd(
+            g, normalised, w, rstd, g_residual, deterministic, zcg, cbwm, backend, strict)
+    return custom_ops.backward_impl(g, normalised, w, rstd, g_residual, deterministic, zcg,
+                                    cbwm, backend, strict)
+
+
+def _outputs(y, h_new):
+    return y if h_new is None else (y, h_new)
+
+
 class _EagerRMSNorm(torch.autograd.Function):
     """Eager-mode RMSNorm: calls the op implementations directly (same bits as the custom ops,
     without the torch.library dispatch's host cost); torch.compile traces the custom ops."""
 
     @staticmethod
     def forward(ctx, x, w, residual, eps, deterministic, zcg, cbwm, backend, strict):
-        if residual is None:
-            y, rstd = custom_ops.forward_impl(x, w, eps, zcg, cbwm, backend, strict)
-            normalised, h_new = x, None
-        else:
-            y, rstd, h_new = custom_ops.residual_forward_impl(x, residual, w, eps, zcg, cbwm,
-                                                              backend, strict)
-            normalised = h_new
+        y, rstd, normalised, h_new = _run_forward(False, x, w, residual, eps, deterministic,
+                                                  zcg, cbwm, backend, strict)
         ctx.save_for_backward(normalised, w, rstd)
         ctx.has_residual = residual is not None
         ctx.options = (deterministic, zcg, cbwm, backend, strict)
-        if h_new is None:
-            return y
-        return y, h_new
+        return _outputs(y, h_new)
 
     @staticmethod
     def backward(ctx, grad_y, grad_h_new=None):
         normalised, w, rstd = ctx.saved_tensors
-        deterministic, zcg, cbwm, backend, strict = ctx.options
-        g = torch.zeros_like(normalised) if grad_y is None else grad_y.to(normalised.dtype)
-        g_residual = None
-        if ctx.has_residual and grad_h_new is not None:
-            g_residual = grad_h_new.to(normalised.dtype)
-        dx, dw = custom_ops.backward_impl(g, normalised, w, rstd, g_residual, deterministic,
-                                          zcg, cbwm, backend, strict)
+        dx, dw = _run_backward(False, ctx, normalised, w, rstd, grad_y, grad_h_new)
         grad_w = dw.to(w.dtype) if ctx.needs_input_grad[1] else None
         grad_residual = dx if ctx.has_residual else None
         return dx, grad_w, grad_residual, None, None, None, None, None, None
@@ -86,35 +110,19 @@ class _MainGradRMSNorm(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, w, residual, eps, deterministic, zcg, cbwm, backend, strict):
-        if residual is None:
-            y, rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
-                x, w, eps, zcg, cbwm, deterministic, backend, strict)
-            normalised, h_new = x, None
-        else:
-            y, rstd, h_new = torch.ops.miles_ext_kernels.rmsnorm_residual_fwd(
-                x, residual, w, eps, zcg, cbwm, deterministic, backend, strict)
-            normalised = h_new
+        y, rstd, normalised, h_new = _run_forward(True, x, w, residual, eps, deterministic,
+                                                  zcg, cbwm, backend, strict)
         ctx.save_for_backward(normalised, rstd)
         ctx.weight = w
         ctx.has_residual = residual is not None
         ctx.options = (deterministic, zcg, cbwm, backend, strict)
-        if h_new is None:
-            return y
-        return y, h_new
+        return _outputs(y, h_new)
 
     @staticmethod
     def backward(ctx, grad_y, grad_h_new=None):
         normalised, rstd = ctx.saved_tensors
         w = ctx.weight
-        deterministic, zcg, cbwm, backend, strict = ctx.options
-        if grad_y is None:
-            grad_y = torch.zeros_like(normalised)
-        g_residual = None
-        if ctx.has_residual and grad_h_new is not None:
-            g_residual = grad_h_new.to(normalised.dtype)
-        dx, dw = torch.ops.miles_ext_kernels.rmsnorm_bwd(
-            grad_y.to(normalised.dtype), normalised, w, rstd, g_residual, deterministic, zcg,
-            cbwm, backend, strict)
+        dx, dw = _run_backward(True, ctx, normalised, w, rstd, grad_y, grad_h_new)
         main_grad = getattr(w, "main_grad", None)
         if main_grad is None:
             w.main_grad = dw
@@ -180,12 +188,7 @@ def rmsnorm(
     if not torch.compiler.is_compiling():
         return _EagerRMSNorm.apply(x, w, residual, eps, deterministic, zero_centered_gamma,
                                    cast_before_weight_mul, backend_name, strict)
-    if residual is None:
-        y, _rstd = torch.ops.miles_ext_kernels.rmsnorm_fwd(
-            x, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic, backend_name,
-            strict)
-        return y
-    y, _rstd, h_new = torch.ops.miles_ext_kernels.rmsnorm_residual_fwd(
-        x, residual, w, eps, zero_centered_gamma, cast_before_weight_mul, deterministic,
-        backend_name, strict)
-    return y, h_new
+    y, _rstd, _normalised, h_new = _run_forward(True, x, w, residual, eps, deterministic,
+                                                zero_centered_gamma, cast_before_weight_mul,
+                                                backend_name, strict)
+    return _outputs(y, h_new)
