@@ -72,9 +72,7 @@ struct RawWeight8 {
     v = __ldg(reinterpret_cast<const uint4*>(p));
   }
   __device__ __forceinline__ void zero() { v = make_uint4(0u, 0u, 0u, 0u); }
-  __device__ __forceinline__ float get(int e) const {
-    return Elem<W>::to_float(reinterpret_cast<const W*>(&v)[e]);
-  }
+  __device__ __forceinline__ float get(int e) const { return unpack<W>(v, e); }
 };
 
 template <>
