@@ -1,5 +1,6 @@
 // miles-ext-kernels first-party RMSNorm non-deterministic backward program (FP32 atomics into
-// dw): device code and its host launcher, which zeroes dw first on the same stream.
+// dw): device code and its host launcher. dw accumulates into the caller's buffer, which the
+// caller zeroes first on the same stream (the runtime does so for every atomic route).
 #include <cuda_runtime.h>
 
 #include "miles_rmsnorm/backward.cuh"
@@ -15,15 +16,12 @@ struct AtomicLaunch {
 
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
-    cudaError_t status =
-        cudaMemsetAsync(p->dw, 0, sizeof(float) * static_cast<size_t>(p->hidden), stream);
-    if (status != cudaSuccess) return status;
     auto kernel = miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT>;
     const size_t smem = miles_rmsnorm::atomic_smem_bytes(
         VPT, miles_rmsnorm::backward_rows_per_group(VPT), static_cast<int>(block.x));
     if (smem > 48 * 1024) {
-      status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem));
+      const cudaError_t status = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (status != cudaSuccess) return status;
     }
     kernel<<<grid, block, smem, stream>>>(*p);
