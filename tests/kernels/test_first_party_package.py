@@ -72,10 +72,27 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         assert dict(zip(keys, map(int, numbers), strict=True)) == config, line
 
 
+@pytest.mark.parametrize("kind", ["fwd", "bwd"])
+def test_row_groups_leave_fewer_than_a_warp_of_threads_idle(kind):
+    config_of = SPEC.forward_config if kind == "fwd" else SPEC.backward_config
+    for hidden in SPEC.supported_hidden_sizes():
+        c = config_of(hidden)
+        slots = -(-hidden // (8 * c["vpt"]))  # 16-byte vectors a thread-slot covers
+        assert c["tpr"] >= slots, (hidden, c)
+        if c["tpr"] > 32:
+            assert c["tpr"] % 32 == 0 and c["tpr"] - slots < 32, (hidden, c)
+        else:
+            assert c["tpr"] & (c["tpr"] - 1) == 0, (hidden, c)  # shuffle groups of 2^k lanes
+        assert c["block"] <= 1024 and c["block"] == c["groups"] * c["tpr"], (hidden, c)
+
+
 def test_grid_rules_use_the_rows_a_cta_covers():
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for name, record in build["modules"].items():
         hidden = record["hidden_rule"]["max"]
+        config_of = SPEC.forward_config if record["role"] == "fwd" else SPEC.backward_config
+        span = range(record["hidden_rule"]["min"], hidden + 1, 8)
+        assert len({config_of(h)["rows_per_cta"] for h in span}) == 1, name  # one shape a module
         if record["role"] == "fwd":
             expected = SPEC.forward_config(hidden)["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name

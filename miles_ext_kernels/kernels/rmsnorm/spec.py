@@ -51,8 +51,15 @@ def _pow2_ceil(value: int) -> int:
     return p
 
 
+def _row_threads(vectors: int) -> int:
+    """Threads of a row group: a power of two up to a warp, whole warps above."""
+    if vectors <= 32:
+        return _pow2_ceil(vectors)
+    return -(-vectors // 32) * 32
+
+
 def _config(vpt: int, tpr: int, min_block: int, rows_per_group: int) -> dict[str, int]:
-    block = max(min_block, tpr)
+    block = tpr if tpr >= min_block else tpr * (min_block // tpr)
     groups = block // tpr
     return {"vpt": vpt, "tpr": tpr, "block": block, "groups": groups,
             "rows_per_group": rows_per_group, "rows_per_cta": groups * rows_per_group}
@@ -62,16 +69,16 @@ def forward_config(hidden: int) -> dict[str, int]:
     """Launch shape of the forward program for ``hidden`` (mirrors config.h)."""
     nv = hidden // 8
     if nv <= 32:
-        return _config(1, _pow2_ceil(nv), 256, 2)
-    return _config(2, _pow2_ceil((nv + 1) // 2), 256, 2)
+        return _config(1, _row_threads(nv), 256, 2)
+    return _config(2, _row_threads((nv + 1) // 2), 256, 2)
 
 
 def backward_config(hidden: int) -> dict[str, int]:
     """Launch shape of the backward programs for ``hidden`` (mirrors config.h)."""
     nv = hidden // 8
     if nv <= 1024:
-        return _config(1, _pow2_ceil(nv), 512, 2)
-    return _config(2, _pow2_ceil((nv + 1) // 2), 512, 1)
+        return _config(1, _row_threads(nv), 512, 2)
+    return _config(2, _row_threads((nv + 1) // 2), 512, 1)
 
 
 def supported_hidden_sizes() -> range:

@@ -311,7 +311,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch{scratch_mem, 0};
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;  // row groups
   const int group = threadIdx.x / tpr;
@@ -434,7 +434,7 @@ template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch{scratch_mem, 0};
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   extern __shared__ __align__(16) unsigned char smem[];  // the cp.async ring (atomic_smem_bytes)
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;

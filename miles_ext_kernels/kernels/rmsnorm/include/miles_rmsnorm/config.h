@@ -38,11 +38,18 @@ inline int pow2_ceil(int64_t v) {
   return p;
 }
 
+// Threads of a row group for `vectors` 16-byte vectors per thread-slot: a power of two up to a
+// warp, whole warps above (so no warp is split between groups and at most 31 threads idle).
+inline int row_threads(int64_t vectors) {
+  if (vectors <= 32) return pow2_ceil(vectors);
+  return static_cast<int>((vectors + 31) / 32 * 32);
+}
+
 inline RowConfig make_config(int vpt, int tpr, int min_block, int rows_per_group) {
   RowConfig c;
   c.vpt = vpt;
   c.tpr = tpr;
-  c.block = tpr > min_block ? tpr : min_block;
+  c.block = tpr >= min_block ? tpr : tpr * (min_block / tpr);
   c.groups = c.block / tpr;
   c.rows_per_group = rows_per_group;
   c.rows_per_cta = c.groups * rows_per_group;
@@ -59,16 +66,16 @@ constexpr MILES_RMSNORM_HOST_DEVICE int backward_rows_per_group(int vpt) {
 // Forward: one or two vectors (8 or 16 elements) per thread, two rows in flight per group.
 inline RowConfig forward_config(int64_t hidden) {
   const int64_t nv = hidden / kVectorElems;
-  if (nv <= 32) return make_config(1, pow2_ceil(nv), 256, forward_rows_per_group(1));
-  return make_config(2, pow2_ceil((nv + 1) / 2), 256, forward_rows_per_group(2));
+  if (nv <= 32) return make_config(1, row_threads(nv), 256, forward_rows_per_group(1));
+  return make_config(2, row_threads((nv + 1) / 2), 256, forward_rows_per_group(2));
 }
 
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, two vectors (one row)
 // above; the compensated dw accumulators live in registers.
 inline RowConfig backward_config(int64_t hidden) {
   const int64_t nv = hidden / kVectorElems;
-  if (nv <= 1024) return make_config(1, pow2_ceil(nv), 512, backward_rows_per_group(1));
-  return make_config(2, pow2_ceil((nv + 1) / 2), 512, backward_rows_per_group(2));
+  if (nv <= 1024) return make_config(1, row_threads(nv), 512, backward_rows_per_group(1));
+  return make_config(2, row_threads((nv + 1) / 2), 512, backward_rows_per_group(2));
 }
 
 inline bool hidden_supported(int64_t hidden) {

@@ -131,12 +131,19 @@ template <int R>
 struct RowScratch {
   float* base;  // 2 * R * 32 floats, 16-byte aligned
   int phase;
+  int first_warp;  // the CTA-local index of this thread's row group's first warp
   __device__ __forceinline__ float* take() {
     float* buffer = base + phase * (R * 32);
     phase ^= 1;
     return buffer;
   }
 };
+
+template <int R>
+__device__ __forceinline__ RowScratch<R> make_row_scratch(float* base, int tpr) {
+  const int group = static_cast<int>(threadIdx.x) / tpr;
+  return RowScratch<R>{base, 0, tpr >= 32 ? group * (tpr >> 5) : 0};
+}
 
 // Reduces R independent values (one per row in flight). The order of additions depends on tpr
 // (a function of the hidden size) only. Every thread of the CTA must call it (it may
@@ -161,12 +168,12 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
     for (int i = 0; i < R; ++i) buffer[i * 32 + warp] = v[i];
   }
   __syncthreads();
-  const int warps_per_row = tpr >> 5;  // a power of two
-  const int first = warp & ~(warps_per_row - 1);
+  const int warps_per_row = tpr >> 5;
+  const int first = scratch.first_warp;
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    // Warp partials summed in warp order; four per 16-byte load (warps_per_row is 2, or a
-    // multiple of 4 whose run starts 16-byte aligned).
+    // Warp partials summed in warp order; four per 16-byte load when warps_per_row is a
+    // multiple of 4 (the run then starts 16-byte aligned).
     const float* src = buffer + i * 32 + first;
     float s = 0.0f;
     if (VECTOR_READ && warps_per_row % 4 == 0) {

@@ -36,7 +36,7 @@ template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch{scratch_mem, 0};
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   const int tpr = p.tpr;
   const int groups = blockDim.x / tpr;
   const int group = threadIdx.x / tpr;
