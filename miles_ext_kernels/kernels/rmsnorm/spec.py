@@ -41,7 +41,9 @@ HEADERS = (
 FORWARD_GRID_PER_SM = 16
 BACKWARD_CTAS_PER_SM = 2
 BACKWARD_MAX_CHUNKS = 256
-ATOMIC_GRID_PER_SM = 1
+# The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
+# a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
+ATOMIC_THREADS_PER_SM = 1024
 
 
 def _pow2_ceil(value: int) -> int:
@@ -78,7 +80,14 @@ def backward_config(hidden: int) -> dict[str, int]:
     nv = hidden // 8
     if nv <= 1024:
         return _config(1, _row_threads(nv), 512, 2)
-    return _config(2, _row_threads((nv + 1) // 2), 512, 1)
+    return _config(4, _row_threads((nv + 3) // 4), 512, 1)
+
+
+def atomic_grid_per_sm(cfg: dict[str, int]) -> int:
+    """CTAs an SM keeps resident for the atomic backward of launch shape ``cfg``."""
+    if cfg["vpt"] != 1:
+        return 1
+    return max(1, ATOMIC_THREADS_PER_SM // cfg["block"])
 
 
 def supported_hidden_sizes() -> range:
@@ -201,7 +210,7 @@ def build_description() -> dict[str, Any]:
         modules[name] = _record(
             atomic, "bwd_atomic", atomic_args + _GRID, lo, hi, cfg,
             grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
-                       "grid_limit": 0, "grid_per_sm": ATOMIC_GRID_PER_SM},
+                       "grid_limit": 0, "grid_per_sm": atomic_grid_per_sm(cfg)},
             workspace_rule={"kind": "atomic"}, cooperative=False,
         )
         routes["bwd_nondet"].append(name)

@@ -63,5 +63,6 @@ extern "C" cudaError_t miles_rmsnorm_backward_launch(const miles_rmsnorm::Backwa
                                                      cudaStream_t stream,
                                                      unsigned int* launched_grid) {
   const DeterministicLaunch launch{p, grid_x, block, stream, launched_grid};
-  return miles_rmsnorm::dispatch_types(x_dtype, w_dtype, vpt, launch);
+  using miles_rmsnorm::BackwardVpts;
+  return miles_rmsnorm::dispatch_types<BackwardVpts>(x_dtype, w_dtype, vpt, launch);
 }

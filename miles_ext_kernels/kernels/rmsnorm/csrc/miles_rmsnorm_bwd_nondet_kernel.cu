@@ -37,5 +37,6 @@ extern "C" cudaError_t miles_rmsnorm_backward_atomic_launch(const miles_rmsnorm:
                                                             unsigned int block,
                                                             cudaStream_t stream) {
   const AtomicLaunch launch{p, dim3(grid_x, 1, 1), dim3(block, 1, 1), stream};
-  return miles_rmsnorm::dispatch_types(x_dtype, w_dtype, vpt, launch);
+  using miles_rmsnorm::BackwardVpts;
+  return miles_rmsnorm::dispatch_types<BackwardVpts>(x_dtype, w_dtype, vpt, launch);
 }

@@ -26,5 +26,6 @@ extern "C" cudaError_t miles_rmsnorm_forward_launch(const miles_rmsnorm::Forward
                                                     unsigned int grid_x, unsigned int block,
                                                     cudaStream_t stream) {
   const ForwardLaunch launch{p, dim3(grid_x, 1, 1), dim3(block, 1, 1), stream};
-  return miles_rmsnorm::dispatch_types(x_dtype, w_dtype, vpt, launch);
+  using miles_rmsnorm::ForwardVpts;
+  return miles_rmsnorm::dispatch_types<ForwardVpts>(x_dtype, w_dtype, vpt, launch);
 }

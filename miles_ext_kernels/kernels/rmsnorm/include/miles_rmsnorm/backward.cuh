@@ -18,8 +18,8 @@
 
 namespace miles_rmsnorm {
 
-// Iterations of rows in the cp.async ring: three with one vector per thread, two with two (whose
-// 1024-thread CTAs at hidden > 8192 would not fit three stages and the weights).
+// Iterations of rows in the cp.async ring: three with one vector per thread, two with four (three
+// stages of four vectors would not fit in shared memory next to the weights).
 __host__ __device__ constexpr int backward_stages(int vpt) { return vpt == 1 ? 3 : 2; }
 
 // Bytes of the cp.async ring: [stage][row slot][g | x][vector][thread] 16-byte slots.
@@ -89,8 +89,9 @@ __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
-    const XT* gr = static_cast<const XT*>(p.g) + row_offset(s.row[i], p.heads, p.g_addr);
-    const XT* xr = static_cast<const XT*>(p.x) + row_offset(s.row[i], p.heads, p.x_addr);
+    const bool per_head = p.heads != 1;
+    const XT* gr = static_cast<const XT*>(p.g) + row_offset(s.row[i], per_head, p.heads, p.g_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + row_offset(s.row[i], per_head, p.heads, p.x_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int j = lane + k * tpr;
@@ -216,7 +217,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
       }
     }
   }
-  row_sums<R, true>(dot, tpr, scratch);
+  row_sums<R>(dot, tpr, scratch);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
 #pragma unroll
@@ -235,7 +236,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
     const float b = (ri * ri) * m;
     XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(s.row[i]) * p.hidden;
     if (residual) {
-      const XT* ghr = static_cast<const XT*>(p.g_h) + row_offset(s.row[i], p.heads, p.gh_addr);
+      const XT* ghr = static_cast<const XT*>(p.g_h) +
+                      row_offset(s.row[i], p.heads != 1, p.heads, p.gh_addr);
       if (cast) {
         dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
       } else {
@@ -418,7 +420,8 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
 }
 
 template <typename XT, typename WT, int VPT>
-__global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const BackwardParams p) {
+__global__ void __launch_bounds__(backward_max_block(VPT), 1)
+    backward_deterministic_kernel(const BackwardParams p) {
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights when they live in shared memory (see deterministic_smem_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
@@ -431,7 +434,8 @@ __global__ void __launch_bounds__(1024, 1) backward_deterministic_kernel(const B
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.
 template <typename XT, typename WT, int VPT>
-__global__ void __launch_bounds__(1024, 1) backward_atomic_kernel(const BackwardParams p) {
+__global__ void __launch_bounds__(backward_max_block(VPT), 1)
+    backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
   RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);

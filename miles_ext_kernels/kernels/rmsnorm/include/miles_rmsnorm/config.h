@@ -63,6 +63,13 @@ constexpr MILES_RMSNORM_HOST_DEVICE int backward_rows_per_group(int vpt) {
   return vpt == 1 ? 2 : 1;
 }
 
+// Largest CTA of the backward programs per vpt. One vector per thread: up to 1024 threads of 64
+// registers. Four (hidden > 8192): at most 512 threads, so that a thread may hold 128 registers
+// (its 32 FP64 accumulators).
+constexpr MILES_RMSNORM_HOST_DEVICE int backward_max_block(int vpt) {
+  return vpt == 1 ? 1024 : 512;
+}
+
 // Forward: one or two vectors (8 or 16 elements) per thread, two rows in flight per group.
 inline RowConfig forward_config(int64_t hidden) {
   const int64_t nv = hidden / kVectorElems;
@@ -70,12 +77,12 @@ inline RowConfig forward_config(int64_t hidden) {
   return make_config(2, row_threads((nv + 1) / 2), 256, forward_rows_per_group(2));
 }
 
-// Backward: one vector per thread (two rows in flight) up to hidden 8192, two vectors (one row)
-// above; the compensated dw accumulators live in registers.
+// Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)
+// above; the FP64 dw accumulators live in registers.
 inline RowConfig backward_config(int64_t hidden) {
   const int64_t nv = hidden / kVectorElems;
   if (nv <= 1024) return make_config(1, row_threads(nv), 512, backward_rows_per_group(1));
-  return make_config(2, row_threads((nv + 1) / 2), 512, backward_rows_per_group(2));
+  return make_config(4, row_threads((nv + 3) / 4), 512, backward_rows_per_group(4));
 }
 
 inline bool hidden_supported(int64_t hidden) {

@@ -117,6 +117,16 @@ __device__ __forceinline__ int64_t row_offset(int64_t row, int64_t heads, RowAdd
   return (row / heads) * a.stride + (row % heads) * a.head_stride;
 }
 
+// The same for a row index below 2^31 (the backward's), with the per-head test hoisted by the
+// caller: one wide multiply in the common case.
+__device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t heads,
+                                              RowAddress a) {
+  const uint64_t r = static_cast<uint32_t>(row);
+  if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
+  const int64_t token = static_cast<int64_t>(r) / heads;
+  return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
+}
+
 // Hides a packed vector's value from the optimiser, so that it re-widens the packed registers
 // instead of keeping eight widened floats alive across a reduction (register pressure).
 __device__ __forceinline__ void launder(uint4& v) {
@@ -145,49 +155,54 @@ __device__ __forceinline__ RowScratch<R> make_row_scratch(float* base, int tpr) 
   return RowScratch<R>{base, 0, tpr >= 32 ? group * (tpr >> 5) : 0};
 }
 
-// Reduces R independent values (one per row in flight). The order of additions depends on tpr
-// (a function of the hidden size) only. Every thread of the CTA must call it (it may
-// synchronise the CTA).
-// VECTOR_READ reads the warp partials four per 16-byte load (fewer shared-memory instructions,
-// more live registers); the order of the additions is the same either way.
-template <int R, bool VECTOR_READ = false>
+// Butterfly sum over the lanes of groups of `width` lanes (a power of two): every lane of a group
+// ends with the same bits (each level adds the same two values in either order).
+__device__ __forceinline__ float lane_sum(float v, int width) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    if (offset < width) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  }
+  return v;
+}
+
+// Reduces R independent values (one per row in flight) over the tpr threads of a row group: a
+// butterfly within each warp, then, for groups of several warps, the warp partials are read one
+// per lane and summed by a second butterfly (the two rows of a pair share one butterfly, one per
+// half-warp, when a group has at most 16 warps). The order of additions depends on tpr (a
+// function of the hidden size) only. Every thread of the CTA must call it (it may synchronise the
+// CTA).
+template <int R>
 __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& scratch) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    if (offset < width) {
-#pragma unroll
-      for (int i = 0; i < R; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], offset);
-    }
-  }
+  for (int i = 0; i < R; ++i) v[i] = lane_sum(v[i], width);
   if (tpr <= 32) return;
   float* buffer = scratch.take();
-  const int warp = threadIdx.x >> 5;
-  if ((threadIdx.x & 31) == 0) {
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) {
+    const int warp = threadIdx.x >> 5;
 #pragma unroll
     for (int i = 0; i < R; ++i) buffer[i * 32 + warp] = v[i];
   }
   __syncthreads();
-  const int warps_per_row = tpr >> 5;
-  const int first = scratch.first_warp;
+  const int warps_per_row = tpr >> 5;  // 2 .. 32
+  const float* partials = buffer + scratch.first_warp;
+  if (R % 2 == 0 && warps_per_row <= 16) {
+    const int half = lane >> 4;
+    const int slot = lane & 15;
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    // Warp partials summed in warp order; four per 16-byte load when warps_per_row is a
-    // multiple of 4 (the run then starts 16-byte aligned).
-    const float* src = buffer + i * 32 + first;
-    float s = 0.0f;
-    if (VECTOR_READ && warps_per_row % 4 == 0) {
-      for (int k = 0; k < warps_per_row; k += 4) {
-        const float4 q = *reinterpret_cast<const float4*>(src + k);
-        s += q.x;
-        s += q.y;
-        s += q.z;
-        s += q.w;
-      }
-    } else {
-      for (int k = 0; k < warps_per_row; ++k) s += src[k];
+    for (int i = 0; i < R; i += 2) {
+      float s = slot < warps_per_row ? partials[(i + half) * 32 + slot] : 0.0f;
+      s = lane_sum(s, warps_per_row > 8 ? 16 : warps_per_row > 4 ? 8 : warps_per_row > 2 ? 4 : 2);
+      v[i] = __shfl_sync(0xffffffffu, s, 0);
+      v[i + 1] = __shfl_sync(0xffffffffu, s, 16);
     }
-    v[i] = s;
+  } else {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const float s = lane < warps_per_row ? partials[i * 32 + lane] : 0.0f;
+      v[i] = lane_sum(s, 32);
+    }
   }
 }
 
