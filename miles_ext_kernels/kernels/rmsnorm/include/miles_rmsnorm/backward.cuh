@@ -13,6 +13,8 @@
 // an iteration's rstd is loaded at its start and used after its row reduction.
 #pragma once
 
+#include <type_traits>
+
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/device.cuh"
 
@@ -104,23 +106,66 @@ __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet
   cp_async_commit();
 }
 
-// Moves ring stage `buf` into registers (zeros for masked rows and vectors); the caller has
-// waited for the stage's copies.
+// An iteration's g and x vectors, as the row code reads them (zeros for masked rows and
+// vectors); the caller has waited for the ring stage's copies. Two sources:
+// RegisterRows moves the stage into registers once (one or two vectors per thread), and keeps
+// them packed across the row reduction; SharedRows reads the stage where it lies, before and
+// after the reduction (four vectors per thread, whose registers go to the FP64 accumulators).
+// A thread only reads the slots its own copies filled, and refills a stage only in a later
+// iteration, so the stage is stable for the whole iteration.
 template <int VPT, int R>
-__device__ __forceinline__ void take_rows(int nv, const bool (&valid)[R], int lane, int tpr,
-                                          const RowStage<VPT, R>& st, int buf,
-                                          uint4 (&graw)[R][VPT], uint4 (&xraw)[R][VPT]) {
+struct RegisterRows {
+  uint4 g[R][VPT];
+  uint4 x[R][VPT];
+  __device__ __forceinline__ RegisterRows(int nv, const bool (&valid)[R], int lane, int tpr,
+                                          const RowStage<VPT, R>& st, int buf) {
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
+    for (int i = 0; i < R; ++i) {
 #pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int j = lane + k * tpr;
-      const bool live = valid[i] && j < nv;
-      graw[i][k] = live ? *st.slot(buf, i, 0, k) : make_uint4(0u, 0u, 0u, 0u);
-      xraw[i][k] = live ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
+      for (int k = 0; k < VPT; ++k) {
+        const bool live = valid[i] && lane + k * tpr < nv;
+        g[i][k] = live ? *st.slot(buf, i, 0, k) : make_uint4(0u, 0u, 0u, 0u);
+        x[i][k] = live ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
+      }
     }
   }
-}
+  __device__ __forceinline__ uint4 gv(int i, int k) const { return g[i][k]; }
+  __device__ __forceinline__ uint4 xv(int i, int k) const { return x[i][k]; }
+  // After the row reduction: hides the packed values from the optimiser, so that it re-widens
+  // them instead of keeping widened floats alive across the reduction (register pressure).
+  __device__ __forceinline__ void hold() {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        launder(g[i][k]);
+        launder(x[i][k]);
+      }
+    }
+  }
+};
+
+template <int VPT, int R>
+struct SharedRows {
+  const RowStage<VPT, R>& st;
+  int buf;
+  const bool (&valid)[R];
+  __device__ __forceinline__ SharedRows(int /*nv*/, const bool (&valid_rows)[R], int /*lane*/,
+                                        int /*tpr*/, const RowStage<VPT, R>& stage, int b)
+      : st(stage), buf(b), valid(valid_rows) {}
+  // Callers read only vectors below the row end.
+  __device__ __forceinline__ uint4 gv(int i, int k) const {
+    return valid[i] ? *st.slot(buf, i, 0, k) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  __device__ __forceinline__ uint4 xv(int i, int k) const {
+    return valid[i] ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  __device__ __forceinline__ void hold() {}
+};
+
+template <int VPT, int R>
+using BackwardRows = typename std::conditional<(VPT >= 4), SharedRows<VPT, R>,
+                                               RegisterRows<VPT, R>>::type;
 
 // Effective weights packed in registers (widened, and 1 + w applied, on use): the atomic program.
 template <typename WT, int VPT>
@@ -163,11 +208,11 @@ struct SharedWeights {
 // dx of one row (and its exact products added into acc), specialised on the contract so that
 // no per-element select is left: dx = r * (g * w) - b * x (+ g_h), product g * x scaled by r in
 // FP64, or g * round(x * r) under the cast-before-weight-mul contract.
-template <typename XT, int VPT, bool CAST, bool RESIDUAL, typename Weights, typename Acc>
+template <typename XT, int VPT, bool CAST, bool RESIDUAL, typename Weights, typename Rows,
+          typename Acc>
 __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restrict__ ghr, int nv,
                                        int lane, int tpr, float ri, float b, const Weights& w,
-                                       const uint4 (&graw)[VPT], const uint4 (&xraw)[VPT],
-                                       Acc (&acc)[VPT][8]) {
+                                       const Rows& rows, int i, Acc (&acc)[VPT][8]) {
   const Acc scale = static_cast<Acc>(CAST ? 1.0f : ri);
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
@@ -175,11 +220,13 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
     if (j < nv) {
       uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
       if (RESIDUAL) ghraw = load_raw<XT>(ghr + j * 8);
+      const uint4 graw = rows.gv(i, k);
+      const uint4 xraw = rows.xv(i, k);
       float d[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const float gk = unpack<XT>(graw[k], e);
-        const float xk = unpack<XT>(xraw[k], e);
+        const float gk = unpack<XT>(graw, e);
+        const float xk = unpack<XT>(xraw, e);
         d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
         if (RESIDUAL) d[e] += unpack<XT>(ghraw, e);
         accumulate(acc[k][e], CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
@@ -192,12 +239,11 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
 // One iteration's R rows (one per slot, masked by `valid`): writes dx and adds g * xhat into
 // acc in slot order, which is increasing row order. Every thread of the CTA calls it (the row
 // reduction may synchronise).
-template <typename XT, int VPT, int R, typename Weights, typename Acc>
+template <typename XT, int VPT, int R, typename Weights, typename Rows, typename Acc>
 __device__ __forceinline__ void backward_rows(const BackwardParams& p, const RowSet<R>& s,
                                               const float (&r)[R], int lane, int tpr,
                                               const Weights& w, RowScratch<R>& scratch,
-                                              uint4 (&graw)[R][VPT], uint4 (&xraw)[R][VPT],
-                                              Acc (&acc)[VPT][8]) {
+                                              Rows& rows, Acc (&acc)[VPT][8]) {
   const int nv = static_cast<int>(p.hidden / 8);
   const bool residual = (p.flags & kResidual) != 0;
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
@@ -210,22 +256,17 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
     for (int k = 0; k < VPT; ++k) {
       const int j = lane + k * tpr;
       if (j < nv) {
+        const uint4 graw = rows.gv(i, k);
+        const uint4 xraw = rows.xv(i, k);
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
-          dot[i] += (unpack<XT>(graw[i][k], e) * w.get(k, j, e)) * unpack<XT>(xraw[i][k], e);
+          dot[i] += (unpack<XT>(graw, e) * w.get(k, j, e)) * unpack<XT>(xraw, e);
         }
       }
     }
   }
   row_sums<R>(dot, tpr, scratch);
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      launder(graw[i][k]);
-      launder(xraw[i][k]);
-    }
-  }
+  rows.hold();
   const float hidden_f = static_cast<float>(p.hidden);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
@@ -239,14 +280,14 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
       const XT* ghr = static_cast<const XT*>(p.g_h) +
                       row_offset(s.row[i], p.heads != 1, p.heads, p.gh_addr);
       if (cast) {
-        dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+        dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
       } else {
-        dx_row<XT, VPT, false, true>(dxr, ghr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+        dx_row<XT, VPT, false, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
       }
     } else if (cast) {
-      dx_row<XT, VPT, true, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+      dx_row<XT, VPT, true, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
     } else {
-      dx_row<XT, VPT, false, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, graw[i], xraw[i], acc);
+      dx_row<XT, VPT, false, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
     }
   }
 }
@@ -286,10 +327,8 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr,
                            stage, far);
     cp_async_wait_pending<D - 1>();
-    uint4 graw[R][VPT];
-    uint4 xraw[R][VPT];
-    take_rows<VPT, R>(nv, s.valid, lane, tpr, stage, buf, graw, xraw);
-    backward_rows<XT, VPT, R>(p, s, r, lane, tpr, w, scratch, graw, xraw, acc);
+    BackwardRows<VPT, R> rows(nv, s.valid, lane, tpr, stage, buf);
+    backward_rows<XT, VPT, R>(p, s, r, lane, tpr, w, scratch, rows, acc);
     buf = buf == D - 1 ? 0 : buf + 1;
   }
   cp_async_wait_all();
@@ -382,26 +421,28 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   // `segments` contiguous runs (a power of two chosen from n_chunks and the block size, i.e.
   // from rows and hidden only), each summed in chunk order; the runs are then summed in order
   // and the result is rounded once to FP32.
+  // 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
   double* seg_sums = combine;
-  int segments = 1;
-  while (segments * 2 <= static_cast<int>(blockDim.x / 32) &&
-         static_cast<int64_t>(segments) * 2 * 8 <= p.n_chunks) {
-    segments *= 2;
-  }
-  const int tile_width = blockDim.x / segments;
-  const int seg = threadIdx.x / tile_width;
-  const int col_in_tile = threadIdx.x - seg * tile_width;
-  const int64_t per_seg = (p.n_chunks + segments - 1) / segments;
-  const int64_t c_begin = seg * per_seg;
-  const int64_t c_end = c_begin + per_seg < p.n_chunks ? c_begin + per_seg : p.n_chunks;
-  const int64_t tiles = (p.hidden + tile_width - 1) / tile_width;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t col = tile * tile_width + col_in_tile;
+  const int n_chunks = static_cast<int>(p.n_chunks);
+  const int hidden = static_cast<int>(p.hidden);
+  int seg_shift = 0;  // segments = 2^seg_shift
+  const int warps = static_cast<int>(blockDim.x / 32);
+  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
+  const int segments = 1 << seg_shift;
+  const int tile_width = static_cast<int>(blockDim.x) >> seg_shift;
+  const int seg = static_cast<int>(threadIdx.x) / tile_width;
+  const int col_in_tile = static_cast<int>(threadIdx.x) - seg * tile_width;
+  const int per_seg = (n_chunks + segments - 1) >> seg_shift;
+  const int c_begin = seg * per_seg;
+  const int c_end = c_begin + per_seg < n_chunks ? c_begin + per_seg : n_chunks;
+  const int tiles = (hidden + tile_width - 1) / tile_width;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t col = static_cast<int64_t>(tile) * tile_width + col_in_tile;
     double s = 0.0;
     if (col < p.hidden) {
       const double* src = p.partial + col;
 #pragma unroll 8
-      for (int64_t c = c_begin; c < c_end; ++c) s += __ldcg(src + c * p.hidden);
+      for (int c = c_begin; c < c_end; ++c) s += __ldcg(src + static_cast<int64_t>(c) * hidden);
     }
     if (segments == 1) {
       if (col < p.hidden) p.dw[col] = static_cast<float>(s);
