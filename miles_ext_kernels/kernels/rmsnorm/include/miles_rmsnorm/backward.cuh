@@ -179,6 +179,10 @@ struct RegisterWeights {
   __device__ __forceinline__ float get(int k, int /*j*/, int e) const {
     return effective_weight(w[k].get(e), zero_centered);
   }
+  __device__ __forceinline__ void hold() {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) w[k].hold();
+  }
 };
 
 // Effective weights of the whole row in shared memory, as FP32: the deterministic program, whose
@@ -294,8 +298,10 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 
 // Iterations over rows first, first + step, ... below limit (R rows per group each), through the
 // ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead.
-// `started()` runs once the first copies are in flight (the deterministic program stages its
-// shared weights there); every thread of the CTA calls this.
+// `started()` runs in the first iteration, once its copies and its rstd load are in flight (the
+// deterministic program stages its shared weights there, so that their round trip overlaps the
+// rows' and the rstd's instead of preceding the rstd's), and not at all without rows; every
+// thread of the CTA calls this.
 template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
@@ -314,7 +320,6 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane, tpr, stage,
                            d);
   }
-  started();
   int buf = 0;
   for (int base = first; base < limit; base = ahead(base, 1)) {
     // This iteration's rstd is loaded first: its latency overlaps the copies' wait, the dot
@@ -322,6 +327,7 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     const RowSet<R> s(base, group, groups, limit);
     float r[R];
     load_rstd<R>(p, s, r);
+    if (base == first) started();
     // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
     const int far = buf == 0 ? D - 1 : buf - 1;
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr,
@@ -504,7 +510,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
   backward_row_loop<XT, VPT, R>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
-                                scratch, acc, [] {});
+                                scratch, acc, [&] { w.hold(); });
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {

@@ -62,6 +62,17 @@ __device__ __forceinline__ void store8(T* __restrict__ p, const float (&in)[8]) 
   *reinterpret_cast<uint4*>(p) = pack8<T>(in);
 }
 
+// Hides a packed vector's value from the optimiser, so that it re-widens the packed registers
+// instead of keeping eight widened floats alive across a reduction (register pressure), or
+// widens them only after this point (see RawWeight8::hold).
+__device__ __forceinline__ void launder(uint4& v) {
+  asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
+}
+
+__device__ __forceinline__ void launder(float4& v) {
+  asm volatile("" : "+f"(v.x), "+f"(v.y), "+f"(v.z), "+f"(v.w));
+}
+
 // Weights kept packed in registers as loaded (one vector of 2-byte values, or two of FP32) and
 // widened on use: a load is never waited on until a row needs the value, so the weight fetch
 // overlaps the first rows' fetch instead of adding a round trip in front of it.
@@ -73,6 +84,10 @@ struct RawWeight8 {
   }
   __device__ __forceinline__ void zero() { v = make_uint4(0u, 0u, 0u, 0u); }
   __device__ __forceinline__ float get(int e) const { return unpack<W>(v, e); }
+  // Keeps the compiler from widening the weights ahead of this point: hoisted out of a row loop,
+  // the widening would wait for the weight load before the first rows' loads are issued (two
+  // memory round trips instead of one for a small batch).
+  __device__ __forceinline__ void hold() { launder(v); }
 };
 
 template <>
@@ -89,6 +104,10 @@ struct RawWeight8<float> {
   }
   __device__ __forceinline__ float get(int e) const {
     return e < 4 ? (&a.x)[e] : (&b.x)[e - 4];
+  }
+  __device__ __forceinline__ void hold() {
+    launder(a);
+    launder(b);
   }
 };
 
@@ -125,12 +144,6 @@ __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t he
   if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
   const int64_t token = static_cast<int64_t>(r) / heads;
   return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
-}
-
-// Hides a packed vector's value from the optimiser, so that it re-widens the packed registers
-// instead of keeping eight widened floats alive across a reduction (register pressure).
-__device__ __forceinline__ void launder(uint4& v) {
-  asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------

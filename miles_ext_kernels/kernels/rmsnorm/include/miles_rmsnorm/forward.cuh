@@ -111,6 +111,10 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
         }
       }
     }
+    // The rows' loads are issued: only now may the weights be widened (a widening hoisted
+    // before the loop would wait for the weights before the first rows are requested).
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) w[k].hold();
 #pragma unroll
     for (int i = 0; i < R; ++i) {
 #pragma unroll
