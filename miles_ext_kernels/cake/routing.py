@@ -17,7 +17,8 @@ First-party rules (docs/kernel_package_format.md):
 
 * grid ``chunk_bounded``: ``min(n_chunks, ctas_per_sm * sm_count)`` (cooperative);
 * workspace ``fixed_chunks``: ``n_chunks = min(max_chunks, ceil(rows / min_rows_per_chunk))``,
-  FP64 partials sized for ``max_chunks`` (independent of the SM count);
+  and, with an optional ``sqrt_rows_factor`` f > 0, at most ``f * ceil(sqrt(rows))``; FP64
+  partials sized for ``max_chunks`` (independent of the SM count);
 * workspace ``atomic``: no workspace.
 
 Every grid is at least 1 in x; y = z = 1.
@@ -25,6 +26,7 @@ Every grid is at least 1 in x; y = z = 1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -145,7 +147,12 @@ def _chunk_rule(record: Any) -> Mapping[str, Any]:
 
 
 def _fixed_chunk_count(rule: Mapping[str, Any], rows: int) -> int:
-    return min(rule["max_chunks"], -(-rows // rule["min_rows_per_chunk"]))
+    n_chunks = min(rule["max_chunks"], -(-rows // rule["min_rows_per_chunk"]))
+    factor = rule.get("sqrt_rows_factor", 0)
+    if factor > 0:
+        # Balances a chunk's rows (time ~ rows / n) against the partials to fold (~ n).
+        n_chunks = min(n_chunks, factor * (math.isqrt(rows - 1) + 1))
+    return n_chunks
 
 
 def _grid_x(record: Any, rows: int, sm_count: int, n_chunks: int | None) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import gen_kernel_build_json as gen
+from miles_ext_kernels.cake import routing
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "miles_ext_kernels" / "kernels" / "rmsnorm"
 SPEC = gen.load_spec(PACKAGE_DIR)
@@ -44,15 +45,43 @@ def test_build_json_matches_its_spec_and_sources():
         "build.json is stale: run python tools/gen_kernel_build_json.py")
 
 
-def test_every_hidden_size_is_served_by_exactly_one_module_per_route():
+ROW_PROBES = (1, 2, 3, 8, 9, 16, 17, 64, 1000, 2049, 8193, 20972, 32769, 65536, 1 << 20)
+
+
+def test_every_hidden_size_and_row_count_is_served_by_exactly_one_module_per_route():
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for arch, routes in build["routes"].items():
         for key, names in routes.items():
             for hidden in SPEC.supported_hidden_sizes():
-                owners = [n for n in names
+                owners = [build["modules"][n] for n in names
                           if build["modules"][n]["hidden_rule"]["min"] <= hidden
                           <= build["modules"][n]["hidden_rule"]["max"]]
-                assert len(owners) == 1, (arch, key, hidden, owners)
+                for rows in ROW_PROBES:
+                    admitted = [r for r in owners
+                                if routing.select_rule_admits(r["select_rule"], rows)]
+                    # bwd_nondet serves only its row windows (deterministic=False falls back to
+                    # the deterministic route outside them); every other route serves all rows
+                    expected = 1 if not key.startswith("bwd_nondet") else len(admitted)
+                    assert len(admitted) == expected <= 1, (arch, key, hidden, rows)
+
+
+def test_atomic_windows_follow_the_measured_policy():
+    build = json.loads((PACKAGE_DIR / "build.json").read_text())
+    nondet = build["routes"]["sm_90a"]["bwd_nondet"]
+
+    def atomic_serves(hidden, rows):
+        return any(build["modules"][n]["hidden_rule"]["min"] <= hidden
+                   <= build["modules"][n]["hidden_rule"]["max"]
+                   and routing.select_rule_admits(build["modules"][n]["select_rule"], rows)
+                   for n in nondet)
+
+    # one CTA iteration (no barrier in the deterministic program) and mid-size batches: no
+    assert not atomic_serves(4096, 2) and not atomic_serves(4096, 1024)
+    assert not atomic_serves(2048, 65536) and not atomic_serves(512, 16)
+    # a handful of rows past one CTA iteration, and many rows at large H: yes
+    assert atomic_serves(4096, 16) and atomic_serves(4096, 65536)
+    assert atomic_serves(8192, 8193) and not atomic_serves(8192, 8192)
+    assert atomic_serves(16384, 4096)
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -100,6 +129,11 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             rule = record["workspace_rule"]
             assert rule["kind"] == "fixed_chunks" and rule["partial_dtype"] == "float64"
             assert rule["min_rows_per_chunk"] == SPEC.backward_config(hidden)["rows_per_cta"]
+            # two CTAs share an SM -> 256 chunks at most, one CTA fills it -> 128
+            config = SPEC.backward_config(hidden)
+            shares_sm = config["vpt"] == 1 and config["block"] <= 512
+            assert rule["max_chunks"] == (256 if shares_sm else 128), name
+            assert rule["sqrt_rows_factor"] == 4
             assert record["grid_rule"]["kind"] == "chunk_bounded"
 
 

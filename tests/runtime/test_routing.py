@@ -92,6 +92,25 @@ def test_fixed_chunks_partition_ignores_sm_count():
         assert n_chunks * rows_per_chunk >= rows
 
 
+def test_fixed_chunks_sqrt_rows_factor_caps_the_chunk_count():
+    rule = {"kind": "fixed_chunks", "max_chunks": 256, "min_rows_per_chunk": 2,
+            "counters": 2, "partial_dtype": "float64", "sqrt_rows_factor": 4}
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
+    # rows -> min(256, ceil(rows / 2), 4 * ceil(sqrt(rows)))
+    expected = {1: 1, 2: 1, 3: 2, 16: 8, 64: 32, 65: 33, 256: 64, 257: 68, 1000: 128, 1024: 128,
+                4096: 256, 65536: 256}
+    for rows, n_chunks in expected.items():
+        by_sm = {routing.chunking(record, rows, sm_count=sm, hidden=512) for sm in (78, 132, 148)}
+        assert by_sm == {(n_chunks, -(-rows // n_chunks))}, rows
+    # the capacity (workspace size) still follows max_chunks
+    assert routing.workspace_layout(record, 64, sm_count=132, hidden=8)["capacity_chunks"] == 256
+    assert routing.launch_grid(record, 1000, sm_count=132) == (128, 1, 1)
+    # factor 0 (the default) is off
+    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**rule, "sqrt_rows_factor": 0},
+                  hidden=None)
+    assert routing.chunking(off, 1000, sm_count=132)[0] == 256
+
+
 def test_persistent_grid_partition_follows_sm_count():
     record = _record({"kind": "sm_scaled_bounded", "ctas_per_sm": 2},
                      {"kind": "persistent_grid", "counters": 16})

@@ -66,6 +66,9 @@ _WORKSPACE_REQUIRED: dict[str, dict[str, int]] = {
     "fixed_chunks": {"max_chunks": 1, "min_rows_per_chunk": 1, "counters": 0},
     "atomic": {},
 }
+_WORKSPACE_OPTIONAL: dict[str, dict[str, int]] = {
+    "fixed_chunks": {"sqrt_rows_factor": 0},
+}
 
 
 class RecordError(ValueError):
@@ -228,6 +231,8 @@ def _check_rules(check: _Checker, raw: Mapping[str, Any]) -> None:
             raise check.fail("workspace_rule", f"kind {wkind!r} is not one of "
                                                f"{WORKSPACE_RULE_KINDS} or None")
         check.int_fields("workspace_rule", workspace, _WORKSPACE_REQUIRED[wkind], required=True)
+        check.int_fields("workspace_rule", workspace, _WORKSPACE_OPTIONAL.get(wkind, {}),
+                         required=False)
         dtype = workspace.get("partial_dtype", "float64")
         if wkind == "fixed_chunks" and dtype not in PARTIAL_DTYPE_BYTES:
             raise check.fail("workspace_rule", f"partial_dtype must be one of "

@@ -37,13 +37,24 @@ HEADERS = (
     "include/miles_rmsnorm/params.h",
 )
 
-# Forward persistent-grid cap and the deterministic backward's chunk partition.
+# Forward persistent-grid cap and the deterministic backward's chunk partition: at most
+# BACKWARD_MAX_CHUNKS chunks where two backward CTAs share an SM (CTAs of at most 512 threads of
+# 64 registers), half as many where one CTA fills it, and at most
+# BACKWARD_SQRT_ROWS_FACTOR * ceil(sqrt(rows)) (measured on the H200: T=1024, H=8192 52.7 -> 38.0
+# us; T=4096, H=8192 96 -> 79 us; no change at T >= 16384 where two CTAs share an SM).
 FORWARD_GRID_PER_SM = 16
 BACKWARD_CTAS_PER_SM = 2
 BACKWARD_MAX_CHUNKS = 256
+BACKWARD_SQRT_ROWS_FACTOR = 4
 # The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
 ATOMIC_THREADS_PER_SM = 1024
+# Where deterministic=False takes the atomic program (atomic_row_windows; H200 measurements in
+# docs/kernels.md): T=16 7.3-19.7 us against 8.6-24.8 (deterministic); T=65536 at H=4096 428 us
+# against 438, at H=8192 820 against 885; the deterministic program wins in between.
+ATOMIC_SMALL_ROWS = 16
+ATOMIC_ROWS_SCALE = 1 << 39
+ATOMIC_MEASURED_ROWS = 65536
 
 
 def _pow2_ceil(value: int) -> int:
@@ -81,6 +92,31 @@ def backward_config(hidden: int) -> dict[str, int]:
     if nv <= 1024:
         return _config(1, _row_threads(nv), 512, 2)
     return _config(4, _row_threads((nv + 3) // 4), 512, 1)
+
+
+def backward_max_chunks(cfg: dict[str, int]) -> int:
+    """Chunk cap of the deterministic backward of launch shape ``cfg`` (a function of H only)."""
+    if cfg["vpt"] == 1 and cfg["block"] <= 512:
+        return BACKWARD_MAX_CHUNKS
+    return BACKWARD_MAX_CHUNKS // 2
+
+
+def atomic_row_windows(hidden: int, cfg: dict[str, int]) -> list[tuple[int, int | None]]:
+    """Row windows ``(above, at_most)`` in which the atomic backward serves ``deterministic=False``.
+
+    Outside them the call takes the deterministic route (the same dx bits, a better dw), which
+    measured faster on the H200: the atomic program wins only where the deterministic one needs
+    a grid barrier and a fold for a handful of rows (more rows than one CTA iteration, at most
+    ATOMIC_SMALL_ROWS), and at many rows for large H (above ATOMIC_ROWS_SCALE / H^2 rows, where
+    measured; never where that bound exceeds ATOMIC_MEASURED_ROWS).
+    """
+    windows: list[tuple[int, int | None]] = []
+    if cfg["rows_per_cta"] < ATOMIC_SMALL_ROWS:
+        windows.append((cfg["rows_per_cta"], ATOMIC_SMALL_ROWS))
+    above = max(ATOMIC_SMALL_ROWS, ATOMIC_ROWS_SCALE // (hidden * hidden))
+    if above <= ATOMIC_MEASURED_ROWS:
+        windows.append((above, None))
+    return windows
 
 
 def atomic_grid_per_sm(cfg: dict[str, int]) -> int:
@@ -198,22 +234,27 @@ def build_description() -> dict[str, Any]:
             bwd, "bwd_main", det_args + _GRID, lo, hi, cfg,
             grid_rule={"kind": "chunk_bounded", "ctas_per_sm": BACKWARD_CTAS_PER_SM,
                        "cooperative": True},
-            workspace_rule={"kind": "fixed_chunks", "max_chunks": BACKWARD_MAX_CHUNKS,
+            workspace_rule={"kind": "fixed_chunks", "max_chunks": backward_max_chunks(cfg),
                             "min_rows_per_chunk": cfg["rows_per_cta"],
+                            "sqrt_rows_factor": BACKWARD_SQRT_ROWS_FACTOR,
                             "counters": 2, "partial_dtype": "float64"},
             cooperative=True,
         )
         routes["bwd"].append(name)
-        name = f"miles_rmsnorm_bwd_nondet__h{hi}"
         atomic_args = _BACKWARD_HEAD + [("buffer", "g_h")] + _BACKWARD_SCALARS + [
             ("parameter", "flags")]
-        modules[name] = _record(
-            atomic, "bwd_atomic", atomic_args + _GRID, lo, hi, cfg,
-            grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
-                       "grid_limit": 0, "grid_per_sm": atomic_grid_per_sm(cfg)},
-            workspace_rule={"kind": "atomic"}, cooperative=False,
-        )
-        routes["bwd_nondet"].append(name)
+        for above, at_most in atomic_row_windows(hi, cfg):
+            suffix = "" if at_most is None else f"_t{at_most}"
+            name = f"miles_rmsnorm_bwd_nondet__h{hi}{suffix}"
+            modules[name] = _record(
+                atomic, "bwd_atomic", atomic_args + _GRID, lo, hi, cfg,
+                grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
+                           "grid_limit": 0, "grid_per_sm": atomic_grid_per_sm(cfg)},
+                workspace_rule={"kind": "atomic"}, cooperative=False,
+            )
+            modules[name]["select_rule"] = {"kind": "rows_between", "above": above,
+                                            "at_most": at_most}
+            routes["bwd_nondet"].append(name)
 
     arch_routes = {
         arch: {
