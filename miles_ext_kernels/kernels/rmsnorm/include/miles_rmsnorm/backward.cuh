@@ -108,9 +108,9 @@ __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet
 
 // An iteration's g and x vectors, as the row code reads them (zeros for masked rows and
 // vectors); the caller has waited for the ring stage's copies. Two sources:
-// RegisterRows moves the stage into registers once (one or two vectors per thread), and keeps
-// them packed across the row reduction; SharedRows reads the stage where it lies, before and
-// after the reduction (four vectors per thread, whose registers go to the FP64 accumulators).
+// RegisterRows (fewer than four vectors per thread) moves the stage into registers once and
+// keeps them packed across the row reduction; SharedRows (four vectors per thread, whose
+// registers go to the FP64 accumulators) reads the stage where it lies, before and after it.
 // A thread only reads the slots its own copies filled, and refills a stage only in a later
 // iteration, so the stage is stable for the whole iteration.
 template <int VPT, int R>

@@ -25,7 +25,7 @@ constexpr int kVectorElems = 8;
 
 struct RowConfig {
   int vpt;            // 16-byte vectors per thread per row
-  int tpr;            // threads per row (power of two)
+  int tpr;            // threads per row group (row_threads)
   int block;          // threads per CTA
   int groups;         // row groups per CTA (block / tpr)
   int rows_per_group; // rows a group keeps in flight per iteration
