@@ -14,6 +14,7 @@ import pytest
 
 import gen_kernel_build_json as gen
 from miles_ext_kernels.cake import routing
+from miles_ext_kernels.cake.packages import BuildJsonPackage, UnsupportedRouteError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "miles_ext_kernels" / "kernels" / "rmsnorm"
 SPEC = gen.load_spec(PACKAGE_DIR)
@@ -48,32 +49,33 @@ def test_build_json_matches_its_spec_and_sources():
 ROW_PROBES = (1, 2, 3, 8, 9, 16, 17, 64, 1000, 2049, 8193, 20972, 32769, 65536, 1 << 20)
 
 
+def _selected(package, arch, hidden, kind, rows, residual=False):
+    """The records the runtime would launch for one call (none when the route has no module)."""
+    try:
+        return package.select_modules(arch, hidden, kind, residual, rows)
+    except UnsupportedRouteError:
+        return ()
+
+
 def test_every_hidden_size_and_row_count_is_served_by_exactly_one_module_per_route():
-    build = json.loads((PACKAGE_DIR / "build.json").read_text())
-    for arch, routes in build["routes"].items():
-        for key, names in routes.items():
-            for hidden in SPEC.supported_hidden_sizes():
-                owners = [build["modules"][n] for n in names
-                          if build["modules"][n]["hidden_rule"]["min"] <= hidden
-                          <= build["modules"][n]["hidden_rule"]["max"]]
-                for rows in ROW_PROBES:
-                    admitted = [r for r in owners
-                                if routing.select_rule_admits(r["select_rule"], rows)]
-                    # bwd_nondet serves only its row windows (deterministic=False falls back to
-                    # the deterministic route outside them); every other route serves all rows
-                    expected = 1 if not key.startswith("bwd_nondet") else len(admitted)
-                    assert len(admitted) == expected <= 1, (arch, key, hidden, rows)
+    package = BuildJsonPackage(PACKAGE_DIR / "build.json")
+    for arch in package.arches():
+        for kind in routing.KINDS:
+            for residual in (False, True):
+                for hidden in SPEC.supported_hidden_sizes():
+                    for rows in ROW_PROBES:
+                        served = len(_selected(package, arch, hidden, kind, rows, residual))
+                        # bwd_nondet serves only its row windows (deterministic=False falls back
+                        # to the deterministic route outside them); every other route serves all
+                        expected = served if kind == "bwd_nondet" else 1
+                        assert served == expected <= 1, (arch, kind, residual, hidden, rows)
 
 
 def test_atomic_windows_follow_the_measured_policy():
-    build = json.loads((PACKAGE_DIR / "build.json").read_text())
-    nondet = build["routes"]["sm_90a"]["bwd_nondet"]
+    package = BuildJsonPackage(PACKAGE_DIR / "build.json")
 
     def atomic_serves(hidden, rows):
-        return any(build["modules"][n]["hidden_rule"]["min"] <= hidden
-                   <= build["modules"][n]["hidden_rule"]["max"]
-                   and routing.select_rule_admits(build["modules"][n]["select_rule"], rows)
-                   for n in nondet)
+        return bool(_selected(package, "sm_90a", hidden, "bwd_nondet", rows))
 
     # one CTA iteration (no barrier in the deterministic program) and mid-size batches: no
     assert not atomic_serves(4096, 2) and not atomic_serves(4096, 1024)
