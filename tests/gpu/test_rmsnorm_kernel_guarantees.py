@@ -110,9 +110,10 @@ def test_adversarial_column_where_a_plain_fp32_sum_fails():
 
 
 @pytest.mark.parametrize("hidden", [128, 2048, 4096, 8192])
-def test_dw_bits_do_not_depend_on_the_grid(hidden):
+@pytest.mark.parametrize("rows", [20011, 17])
+def test_dw_bits_do_not_depend_on_the_grid(hidden, rows):
     _skip_unless_first_party(hidden)
-    x, w, g, _ = _inputs(20011, hidden, seed=3)
+    x, w, g, _ = _inputs(rows, hidden, seed=3)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
     for grid in (1, 2, 7, 64, 132, 264, 100000):
@@ -228,15 +229,23 @@ def _backward_program(hidden: int, rows: int, deterministic: bool) -> str:
     return record.kernel
 
 
+def _has_clusters() -> bool:
+    return torch.cuda.get_device_capability(DEV) >= (9, 0)
+
+
 @pytest.mark.parametrize(("hidden", "rows", "program"), [
-    (4096, 16, "miles_rmsnorm_bwd_nondet"),      # a few rows past one CTA iteration
+    # a few rows past one CTA iteration: with clusters, the small-batch deterministic program
+    (4096, 16, ("miles_rmsnorm_bwd_nondet", "miles_rmsnorm_bwd_small")),
     (4096, 40000, "miles_rmsnorm_bwd_nondet"),   # many rows at a large H
     (16384, 3001, "miles_rmsnorm_bwd_nondet"),
+    (16384, 16, "miles_rmsnorm_bwd_nondet"),     # no small-batch program above H = 8192
     (4096, 3001, "miles_rmsnorm_bwd"),           # in between: the deterministic program
     (512, 3001, "miles_rmsnorm_bwd"),
 ])
 def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
     _skip_unless_first_party(hidden, deterministic=False)
+    if isinstance(program, tuple):
+        program = program[_has_clusters()]
     assert _backward_program(hidden, rows, deterministic=False) == program
     x, w, g, _ = _inputs(rows, hidden, seed=4)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
@@ -249,3 +258,63 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
     _, _, _, ref_dw = _fp64_reference(x, w, g)
     assert _within_dw_budget(dw_det, ref_dw)
     assert _within_dw_budget(dw_fast, ref_dw, relative=1e-3)
+
+
+# ---- the small-batch program (one thread-block cluster, sm_90 and later) ----------------------
+SMALL_CASES = [(64, 128), (256, 128), (512, 64), (1536, 64), (2048, 64), (2880, 32), (4096, 32),
+               (5120, 32), (8192, 32)]
+
+
+@pytest.mark.parametrize(("hidden", "limit"), SMALL_CASES)
+@pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered"])
+def test_small_batch_program_gives_the_main_programs_dx_bits(hidden, limit, contract):
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, limit, deterministic=True) == "miles_rmsnorm_bwd_small"
+    assert _backward_program(hidden, limit + 1, deterministic=True) == "miles_rmsnorm_bwd"
+    x, w, g, u = _inputs(limit + 300, hidden, seed=hidden + limit)
+    options = {"cast_before_weight_mul": contract == "cast",
+               "zero_centered_gamma": contract == "zero_centered"}
+    g_h = u if contract == "residual" else None
+    _, rstd = rmsnorm_forward(x, w, EPS, **options, **FP)
+    dx_main, _ = rmsnorm_backward(g, x, w, rstd, g_residual=g_h, **options, **FP)
+    for rows in (1, 2, 5, limit - 1, limit):
+        part = slice(0, rows)
+        dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
+        dw = torch.full((hidden,), float("nan"), device=DEV)
+        rmsnorm_backward(g[part], x[part], w, rstd[part],
+                         g_residual=None if g_h is None else g_h[part], dx=dx, dw=dw,
+                         **options, **FP)
+        assert torch.equal(dx, dx_main[part]), f"dx bits differ from the main program at {rows}"
+        assert not dw.isnan().any()
+        again = rmsnorm_backward(g[part], x[part], w, rstd[part],
+                                 g_residual=None if g_h is None else g_h[part], grid=7,
+                                 **options, **FP)
+        assert torch.equal(again[1], dw) and torch.equal(again[0], dx)
+        if contract != "cast":
+            _, _, _, ref_dw = _fp64_reference(x[part], w, g[part])  # dw does not involve w
+            assert _within_dw_budget(dw, ref_dw)
+
+
+def test_small_batch_program_replays_in_a_cuda_graph():
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    hidden, rows = 4096, 24
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    x, w, g, _ = _inputs(rows, hidden, seed=12)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        rmsnorm_backward(g, x, w, rstd, **FP)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            dx_graph, dw_graph = rmsnorm_backward(g, x, w, rstd, **FP)
+    torch.cuda.current_stream().wait_stream(stream)
+    for _ in range(3):
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)

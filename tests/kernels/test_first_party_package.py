@@ -32,6 +32,13 @@ int main() {
     if (!hidden_supported(h)) return 1;
     dump("fwd", forward_config(h), h);
     dump("bwd", backward_config(h), h);
+    if (!small_backward_supported(h)) continue;
+    const long row_counts[] = {1, 3, 17, 64, 129};
+    for (long rows : row_counts) {
+      const SmallBackwardShape s = small_backward_shape(rows, h);
+      std::printf("small %ld %ld %d %d %d %d %d %d %d %d\n", h, rows, s.tpr, s.row_warps, s.ctas,
+                  s.slice_warps, s.slice, s.row_groups, s.rows_per_group, s.block);
+    }
   }
   if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
       hidden_supported(kMinHidden + 4)) return 2;
@@ -74,16 +81,59 @@ def test_every_hidden_size_and_row_count_is_served_by_exactly_one_module_per_rou
 def test_atomic_windows_follow_the_measured_policy():
     package = BuildJsonPackage(PACKAGE_DIR / "build.json")
 
-    def atomic_serves(hidden, rows):
-        return bool(_selected(package, "sm_90a", hidden, "bwd_nondet", rows))
+    def atomic_serves(hidden, rows, arch="sm_80"):
+        return bool(_selected(package, arch, hidden, "bwd_nondet", rows))
 
-    # one CTA iteration (no barrier in the deterministic program) and mid-size batches: no
-    assert not atomic_serves(4096, 2) and not atomic_serves(4096, 1024)
-    assert not atomic_serves(2048, 65536) and not atomic_serves(512, 16)
-    # a handful of rows past one CTA iteration, and many rows at large H: yes
-    assert atomic_serves(4096, 16) and atomic_serves(4096, 65536)
-    assert atomic_serves(8192, 8193) and not atomic_serves(8192, 8192)
-    assert atomic_serves(16384, 4096)
+    for arch in ("sm_80", "sm_90a"):
+        # one CTA iteration (no barrier in the deterministic program) and mid-size batches: no
+        assert not atomic_serves(4096, 2, arch) and not atomic_serves(4096, 1024, arch)
+        assert not atomic_serves(2048, 65536, arch) and not atomic_serves(512, 16, arch)
+        # many rows at large H: yes
+        assert atomic_serves(4096, 65536, arch)
+        assert atomic_serves(8192, 8193, arch) and not atomic_serves(8192, 8192, arch)
+        assert atomic_serves(16384, 4096, arch)
+    # a handful of rows past one CTA iteration: yes without clusters; with them the small-batch
+    # deterministic program serves those rows faster
+    assert atomic_serves(4096, 16) and not atomic_serves(4096, 16, "sm_90a")
+    assert atomic_serves(16384, 16, "sm_90a")  # no small-batch program above H = 8192
+
+
+def test_small_batch_program_takes_the_first_rows_on_cluster_arches():
+    package = BuildJsonPackage(PACKAGE_DIR / "build.json")
+    for arch in package.arches():
+        for hidden in (64, 256, 264, 512, 1536, 2048, 2056, 4096, 5120, 8192, 8200, 16384):
+            limit = SPEC.small_backward_rows(hidden)
+            for residual in (False, True):
+                for rows in (1, 2, 31, 32, 33, 64, 65, 128, 129, 4096):
+                    (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
+                    small = arch in SPEC.CLUSTER_ARCHES and rows <= limit
+                    assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
+                        arch, hidden, rows)
+                    if small:
+                        ctas = SPEC.small_backward_shape(rows, hidden)["ctas"]
+                        assert record.grid_rule == {"kind": "fixed", "ctas": ctas}
+                        assert tuple(record.launch["cluster"]) == (ctas, 1, 1)
+                        assert record.workspace_rule is None
+                    else:
+                        assert record.kernel == "miles_rmsnorm_bwd"
+    # the measured limits: narrow rows (one warp) to 128, up to H = 2048 to 64, then 32
+    assert [SPEC.small_backward_rows(h) for h in (256, 264, 2048, 2056, 8192, 8200)] == [
+        128, 64, 64, 32, 32, 0]
+
+
+def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
+    for hidden in range(64, 8193, 8):
+        c = SPEC.backward_config(hidden)
+        for rows in (1, 2, 3, 5, 16, 17, 64, 100, 128):
+            s = SPEC.small_backward_shape(rows, hidden)
+            assert 1 <= s["ctas"] <= 8 and s["block"] <= 512 and s["row_groups"] <= 16
+            # the CTAs' slices hold every warp of a row, and no CTA is without one
+            assert s["ctas"] * s["slice_warps"] >= s["row_warps"] > (s["ctas"] - 1) * s[
+                "slice_warps"]
+            assert s["slice"] == (s["slice_warps"] * 32 if c["tpr"] > 32 else c["tpr"])
+            # the row groups cover the rows in contiguous blocks, none empty
+            assert (s["row_groups"] - 1) * s["rows_per_group"] < rows
+            assert s["row_groups"] * s["rows_per_group"] >= rows
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -95,10 +145,20 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                     "-o", str(exe)], check=True)
     lines = subprocess.run([str(exe)], check=True, capture_output=True,
                            text=True).stdout.splitlines()
-    assert len(lines) == 2 * len(SPEC.supported_hidden_sizes())
+    small = [line for line in lines if line.startswith("small ")]
+    served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
+    assert len(small) == 5 * len(served) and served[-1] == 8192
+    assert len(lines) == 2 * len(SPEC.supported_hidden_sizes()) + len(small)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
+    small_keys = ("tpr", "row_warps", "ctas", "slice_warps", "slice", "row_groups",
+                  "rows_per_group", "block")
     for line in lines:
         kind, hidden, *numbers = line.split()
+        if kind == "small":
+            rows, *numbers = numbers
+            shape = SPEC.small_backward_shape(int(rows), int(hidden))
+            assert dict(zip(small_keys, map(int, numbers), strict=True)) == shape, line
+            continue
         config = (SPEC.forward_config if kind == "fwd" else SPEC.backward_config)(int(hidden))
         assert dict(zip(keys, map(int, numbers), strict=True)) == config, line
 
@@ -127,6 +187,9 @@ def test_grid_rules_use_the_rows_a_cta_covers():
         if record["role"] == "fwd":
             expected = SPEC.forward_config(hidden)["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name
+        elif record["role"] == "bwd_small":
+            assert record["grid_rule"]["kind"] == "fixed" and record["workspace_rule"] is None
+            assert record["arches"] == list(SPEC.CLUSTER_ARCHES), name
         elif record["role"] == "bwd_main":
             rule = record["workspace_rule"]
             assert rule["kind"] == "fixed_chunks" and rule["partial_dtype"] == "float64"
@@ -150,4 +213,5 @@ def test_every_program_compiles_for(arch, tmp_path):
         capture_output=True, text=True, env=env, cwd=PACKAGE_DIR.parents[2])
     assert result.returncode == 0, result.stdout + result.stderr
     built = sorted((tmp_path / "cache").rglob("*.so"))
-    assert len(built) == 3, built  # fwd, bwd, bwd_nondet
+    # fwd, bwd, bwd_nondet, and bwd_small where clusters exist
+    assert len(built) == (4 if arch in SPEC.CLUSTER_ARCHES else 3), built

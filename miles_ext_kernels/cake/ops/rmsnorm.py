@@ -292,8 +292,9 @@ def rmsnorm_backward(
     residual-add inputs. ``workspace`` comes from :func:`rmsnorm_workspace` (allocated when
     omitted). ``dx`` / ``dw`` are optional output buffers and must not overlap any input.
     ``deterministic=False`` allows a non-deterministic ``dw`` route where one exists.
-    ``grid`` forces the CTA count of the backward program (testing hook; ignored by the
-    reference backend).
+    ``grid`` forces the CTA count of the backward program that owns the workspace (testing
+    hook; ignored by the reference backend and by the first-party small-batch program, whose
+    cluster follows from the hidden size).
     """
     x = _check_input(x)
     g = _require_like(g, "g", x)

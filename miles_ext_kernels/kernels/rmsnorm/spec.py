@@ -26,8 +26,11 @@ ARCH_BY_CAPABILITY = {
     "12.1": "sm_120",
 }
 ARCHES = ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_120")
+# Architectures with thread-block clusters, where the small-batch backward program runs.
+CLUSTER_ARCHES = ("sm_90a", "sm_100a", "sm_103a", "sm_120")
 HEADERS = (
     "include/miles_rmsnorm/backward.cuh",
+    "include/miles_rmsnorm/backward_small.cuh",
     "include/miles_rmsnorm/backward_args.h",
     "include/miles_rmsnorm/config.h",
     "include/miles_rmsnorm/device.cuh",
@@ -55,6 +58,19 @@ ATOMIC_THREADS_PER_SM = 1024
 ATOMIC_SMALL_ROWS = 16
 ATOMIC_ROWS_SCALE = 1 << 39
 ATOMIC_MEASURED_ROWS = 65536
+
+
+# The small-batch backward (one thread-block cluster, small_backward_shape in config.h): at most
+# 8 CTAs (the portable cluster size) of at most 512 threads and 16 row groups. It serves up to
+# SMALL_ROWS rows (SMALL_ROWS_NARROW when a row fits in a warp, SMALL_ROWS_WIDE above H = 2048),
+# where it measured faster than the main program on the H200 (docs/kernels.md).
+SMALL_MAX_CTAS = 8
+SMALL_MAX_BLOCK = 512
+SMALL_MAX_ROW_GROUPS = 16
+SMALL_ROWS_NARROW = 128
+SMALL_ROWS = 64
+SMALL_ROWS_WIDE = 32
+SMALL_WIDE_HIDDEN = 2048
 
 
 def _pow2_ceil(value: int) -> int:
@@ -92,6 +108,32 @@ def backward_config(hidden: int) -> dict[str, int]:
     if nv <= 1024:
         return _config(1, _row_threads(nv), 512, 2)
     return _config(4, _row_threads((nv + 3) // 4), 512, 1)
+
+
+def small_backward_shape(rows: int, hidden: int) -> dict[str, int]:
+    """Launch shape of the small-batch backward for ``rows`` >= 1 rows (mirrors config.h)."""
+    tpr = backward_config(hidden)["tpr"]
+    row_warps = tpr // 32 if tpr > 32 else 1
+    ctas = min(row_warps, SMALL_MAX_CTAS)
+    slice_warps = -(-row_warps // ctas)
+    ctas = -(-row_warps // slice_warps)
+    width = slice_warps * 32 if tpr > 32 else tpr
+    groups = min(SMALL_MAX_BLOCK // width, SMALL_MAX_ROW_GROUPS)
+    rows_per_group = -(-rows // groups)
+    row_groups = -(-rows // rows_per_group)
+    return {"tpr": tpr, "row_warps": row_warps, "ctas": ctas, "slice_warps": slice_warps,
+            "slice": width, "row_groups": row_groups, "rows_per_group": rows_per_group,
+            "block": row_groups * width}
+
+
+def small_backward_rows(hidden: int) -> int:
+    """Most rows the small-batch backward serves at ``hidden`` (0: not served)."""
+    cfg = backward_config(hidden)
+    if cfg["vpt"] != 1:
+        return 0
+    if cfg["tpr"] <= 32:
+        return SMALL_ROWS_NARROW
+    return SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE
 
 
 def backward_max_chunks(cfg: dict[str, int]) -> int:
@@ -154,13 +196,13 @@ def _launch(cfg: dict[str, int], cooperative: bool) -> dict[str, Any]:
     }
 
 
-def _program(kernel: str, launcher: str) -> dict[str, Any]:
+def _program(kernel: str, launcher: str, arches: tuple[str, ...] = ARCHES) -> dict[str, Any]:
     return {
         "kernel": kernel,
         "kernel_symbol": launcher,
         "sources": [f"csrc/{kernel}_kernel.cu", f"csrc/{kernel}_binding.cu"],
-        "arches": list(ARCHES),
-        "cache_names": {arch: f"{kernel}_{arch}" for arch in ARCHES},
+        "arches": list(arches),
+        "cache_names": {arch: f"{kernel}_{arch}" for arch in arches},
         "compile_flags": [],
         "ffi_entry": "run",
         "hidden": None,
@@ -183,6 +225,9 @@ _BACKWARD_SCALARS = [
     ("parameter", "g_stride"), ("parameter", "g_head_stride"), ("parameter", "x_stride"),
     ("parameter", "x_head_stride"), ("parameter", "gh_stride"), ("parameter", "gh_head_stride"),
 ]
+# Backward programs without a workspace (atomic, small-batch).
+_NO_WORKSPACE_ARGS = _BACKWARD_HEAD + [("buffer", "g_h")] + _BACKWARD_SCALARS + [
+    ("parameter", "flags")]
 _GRID = [("grid", "grid_x"), ("grid", "grid_y"), ("grid", "grid_z")]
 _LOGICAL_RENAMES = {"gh_stride": "g_h_stride", "gh_head_stride": "g_h_head_stride"}
 
@@ -213,8 +258,13 @@ def build_description() -> dict[str, Any]:
     modules: dict[str, dict[str, Any]] = {}
     fwd = _program("miles_rmsnorm_fwd", "miles_rmsnorm_forward_launch")
     bwd = _program("miles_rmsnorm_bwd", "miles_rmsnorm_backward_launch")
+    small = _program("miles_rmsnorm_bwd_small", "miles_rmsnorm_backward_small_launch",
+                     CLUSTER_ARCHES)
     atomic = _program("miles_rmsnorm_bwd_nondet", "miles_rmsnorm_backward_atomic_launch")
-    routes: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
+    # Route lists without clusters (sm_80, sm_89) and with them (sm_90 and later), where the
+    # small-batch program takes the first rows of every hidden size it serves.
+    plain: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
+    cluster: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
 
     for lo, hi, cfg in hidden_buckets(forward_config):
         name = f"miles_rmsnorm_fwd__h{hi}"
@@ -224,13 +274,14 @@ def build_description() -> dict[str, Any]:
                        "grid_limit": 0, "grid_per_sm": FORWARD_GRID_PER_SM},
             workspace_rule=None, cooperative=False,
         )
-        routes["fwd"].append(name)
+        plain["fwd"].append(name)
+        cluster["fwd"].append(name)
     for lo, hi, cfg in hidden_buckets(backward_config):
-        name = f"miles_rmsnorm_bwd__h{hi}"
+        small_rows = small_backward_rows(hi)
         det_args = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),
                                      ("buffer", "g_h")] + _BACKWARD_SCALARS + [
             ("parameter", "n_chunks"), ("parameter", "rows_per_chunk"), ("parameter", "flags")]
-        modules[name] = _record(
+        main = _record(
             bwd, "bwd_main", det_args + _GRID, lo, hi, cfg,
             grid_rule={"kind": "chunk_bounded", "ctas_per_sm": BACKWARD_CTAS_PER_SM,
                        "cooperative": True},
@@ -240,24 +291,45 @@ def build_description() -> dict[str, Any]:
                             "counters": 2, "partial_dtype": "float64"},
             cooperative=True,
         )
-        routes["bwd"].append(name)
-        atomic_args = _BACKWARD_HEAD + [("buffer", "g_h")] + _BACKWARD_SCALARS + [
-            ("parameter", "flags")]
+        name = f"miles_rmsnorm_bwd__h{hi}"
+        modules[name] = main
+        plain["bwd"].append(name)
+        if small_rows:
+            shape = small_backward_shape(small_rows, hi)
+            small_name = f"miles_rmsnorm_bwd_small__h{hi}"
+            modules[small_name] = _record(
+                small, "bwd_small", _NO_WORKSPACE_ARGS + _GRID, lo, hi, cfg,
+                grid_rule={"kind": "fixed", "ctas": shape["ctas"]},
+                workspace_rule=None, cooperative=False,
+            )
+            modules[small_name]["launch"].update(block=[SMALL_MAX_BLOCK, 1, 1],
+                                                 cluster=[shape["ctas"], 1, 1])
+            modules[small_name]["select_rule"] = {"kind": "rows_between", "above": 0,
+                                                  "at_most": small_rows}
+            above_name = f"miles_rmsnorm_bwd__h{hi}_above{small_rows}"
+            modules[above_name] = dict(main, select_rule={"kind": "rows_between",
+                                                          "above": small_rows, "at_most": None})
+            cluster["bwd"] += [small_name, above_name]
+        else:
+            cluster["bwd"].append(name)
         for above, at_most in atomic_row_windows(hi, cfg):
             suffix = "" if at_most is None else f"_t{at_most}"
             name = f"miles_rmsnorm_bwd_nondet__h{hi}{suffix}"
             modules[name] = _record(
-                atomic, "bwd_atomic", atomic_args + _GRID, lo, hi, cfg,
+                atomic, "bwd_atomic", _NO_WORKSPACE_ARGS + _GRID, lo, hi, cfg,
                 grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
                            "grid_limit": 0, "grid_per_sm": atomic_grid_per_sm(cfg)},
                 workspace_rule={"kind": "atomic"}, cooperative=False,
             )
             modules[name]["select_rule"] = {"kind": "rows_between", "above": above,
                                             "at_most": at_most}
-            routes["bwd_nondet"].append(name)
+            plain["bwd_nondet"].append(name)
+            # Where the small-batch program serves the rows, it is the faster backward.
+            if above >= small_rows:
+                cluster["bwd_nondet"].append(name)
 
-    arch_routes = {
-        arch: {
+    def forms(routes: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {
             "fwd": routes["fwd"],
             "fwd_residual": routes["fwd"],
             "bwd": routes["bwd"],
@@ -265,8 +337,8 @@ def build_description() -> dict[str, Any]:
             "bwd_nondet": routes["bwd_nondet"],
             "bwd_nondet_residual": routes["bwd_nondet"],
         }
-        for arch in ARCHES
-    }
+
+    arch_routes = {arch: forms(cluster if arch in CLUSTER_ARCHES else plain) for arch in ARCHES}
     return {
         "format": FORMAT,
         "op": "rmsnorm",

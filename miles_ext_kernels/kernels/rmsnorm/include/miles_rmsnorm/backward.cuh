@@ -240,6 +240,50 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
   }
 }
 
+// This thread's share of a row's sum(g * w_eff * x) over one vector, added to `dot` (the same
+// expression in every program, so that a row's sum has the same bits in each).
+template <typename XT, typename Weights>
+__device__ __forceinline__ float vector_dot(float dot, uint4 graw, uint4 xraw, const Weights& w,
+                                            int k, int j) {
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    dot = __fmaf_rn(unpack<XT>(graw, e) * w.get(k, j, e), unpack<XT>(xraw, e), dot);
+  }
+  return dot;
+}
+
+// The coefficient b of dx = r * gw - b * x for a row of rstd ri and sum(gw * x) = dot:
+// mean(gw * xhat) = r * dot / H, b = r * r * mean.
+__device__ __forceinline__ float dx_coefficient(float ri, float dot, float hidden_f) {
+  const float m = ri * (dot / hidden_f);
+  return (ri * ri) * m;
+}
+
+// Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the
+// contract flags.
+template <typename XT, int VPT, typename Weights, typename Rows, typename Acc>
+__device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int row, int nv,
+                                                 int lane, int tpr, float ri, float b,
+                                                 const Weights& w, const Rows& rows, int i,
+                                                 Acc (&acc)[VPT][8]) {
+  const bool residual = (p.flags & kResidual) != 0;
+  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+  XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(row) * p.hidden;
+  if (residual) {
+    const XT* ghr = static_cast<const XT*>(p.g_h) +
+                    row_offset(row, p.heads != 1, p.heads, p.gh_addr);
+    if (cast) {
+      dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
+    } else {
+      dx_row<XT, VPT, false, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
+    }
+  } else if (cast) {
+    dx_row<XT, VPT, true, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
+  } else {
+    dx_row<XT, VPT, false, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
+  }
+}
+
 // One iteration's R rows (one per slot, masked by `valid`): writes dx and adds g * xhat into
 // acc in slot order, which is increasing row order. Every thread of the CTA calls it (the row
 // reduction may synchronise).
@@ -249,8 +293,6 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
                                               const Weights& w, RowScratch<R>& scratch,
                                               Rows& rows, Acc (&acc)[VPT][8]) {
   const int nv = static_cast<int>(p.hidden / 8);
-  const bool residual = (p.flags & kResidual) != 0;
-  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
   float dot[R];
 #pragma unroll
   for (int i = 0; i < R; ++i) dot[i] = 0.0f;
@@ -259,14 +301,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int j = lane + k * tpr;
-      if (j < nv) {
-        const uint4 graw = rows.gv(i, k);
-        const uint4 xraw = rows.xv(i, k);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          dot[i] += (unpack<XT>(graw, e) * w.get(k, j, e)) * unpack<XT>(xraw, e);
-        }
-      }
+      if (j < nv) dot[i] = vector_dot<XT>(dot[i], rows.gv(i, k), rows.xv(i, k), w, k, j);
     }
   }
   row_sums<R>(dot, tpr, scratch);
@@ -275,24 +310,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
-    // mean(gw * xhat) = r * sum(gw * x) / H;  dx = r * gw - (r * r * mean) * x
-    const float ri = r[i];
-    const float m = ri * (dot[i] / hidden_f);
-    const float b = (ri * ri) * m;
-    XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(s.row[i]) * p.hidden;
-    if (residual) {
-      const XT* ghr = static_cast<const XT*>(p.g_h) +
-                      row_offset(s.row[i], p.heads != 1, p.heads, p.gh_addr);
-      if (cast) {
-        dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
-      } else {
-        dx_row<XT, VPT, false, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
-      }
-    } else if (cast) {
-      dx_row<XT, VPT, true, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
-    } else {
-      dx_row<XT, VPT, false, false>(dxr, nullptr, nv, lane, tpr, ri, b, w, rows, i, acc);
-    }
+    const float b = dx_coefficient(r[i], dot[i], hidden_f);
+    dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc);
   }
 }
 

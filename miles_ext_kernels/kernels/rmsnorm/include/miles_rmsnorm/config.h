@@ -85,6 +85,52 @@ inline RowConfig backward_config(int64_t hidden) {
   return make_config(4, row_threads((nv + 3) / 4), 512, backward_rows_per_group(4));
 }
 
+// Small-batch deterministic backward (sm_90 and later: thread-block clusters). A row keeps the
+// threads, vectors and reduction tree of backward_config (so its dx bits are those of the main
+// program); one cluster of `ctas` CTAs splits the row's warps into column slices of
+// `slice_warps` warps, and each CTA runs `row_groups` row groups over its slice, a row group
+// taking a contiguous block of `rows_per_group` rows. The cluster is a function of the hidden
+// size; the row groups, and so every bit of dw, a function of (rows, hidden).
+struct SmallBackwardShape {
+  int tpr;             // threads of a row (backward_config(hidden).tpr)
+  int row_warps;       // warps of a row (1 when tpr <= 32: a group of tpr lanes)
+  int ctas;            // cluster size: column slices of a row
+  int slice_warps;     // warps of a row one CTA holds
+  int slice;           // threads of a row one CTA holds
+  int row_groups;      // row groups of a CTA
+  int rows_per_group;  // rows of a row group (the last group may have fewer)
+  int block;           // threads of a CTA (row_groups * slice)
+};
+
+constexpr int kSmallBackwardMaxCtas = 8;      // portable cluster size
+constexpr int kSmallBackwardMaxBlock = 512;
+constexpr int kSmallBackwardMaxRowGroups = 16;
+constexpr int kSmallBackwardBatch = 4;        // rows of a row group loaded together
+
+// The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
+inline bool small_backward_supported(int64_t hidden) {
+  return backward_config(hidden).vpt == 1;
+}
+
+// The launch shape for `rows` >= 1 rows: as many row groups as fit (at most 16, at most 512
+// threads), each of ceil(rows / groups) rows, and no group without rows.
+inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden) {
+  const RowConfig c = backward_config(hidden);
+  SmallBackwardShape s;
+  s.tpr = c.tpr;
+  s.row_warps = c.tpr > 32 ? c.tpr / 32 : 1;
+  const int ctas = s.row_warps < kSmallBackwardMaxCtas ? s.row_warps : kSmallBackwardMaxCtas;
+  s.slice_warps = (s.row_warps + ctas - 1) / ctas;
+  s.ctas = (s.row_warps + s.slice_warps - 1) / s.slice_warps;
+  s.slice = c.tpr > 32 ? s.slice_warps * 32 : c.tpr;
+  const int fit = kSmallBackwardMaxBlock / s.slice;
+  const int groups = fit < kSmallBackwardMaxRowGroups ? fit : kSmallBackwardMaxRowGroups;
+  s.rows_per_group = static_cast<int>((rows + groups - 1) / groups);
+  s.row_groups = static_cast<int>((rows + s.rows_per_group - 1) / s.rows_per_group);
+  s.block = s.row_groups * s.slice;
+  return s;
+}
+
 inline bool hidden_supported(int64_t hidden) {
   return hidden >= kMinHidden && hidden <= kMaxHidden && hidden % kHiddenMultiple == 0;
 }

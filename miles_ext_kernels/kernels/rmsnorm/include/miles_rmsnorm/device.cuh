@@ -178,6 +178,21 @@ __device__ __forceinline__ float lane_sum(float v, int width) {
   return v;
 }
 
+// Width of the butterfly that sums a row's warp partials (2 .. 32 warps): the smallest power of
+// two holding them, at least 2.
+__device__ __forceinline__ int warp_partials_width(int warps_per_row) {
+  return warps_per_row > 16 ? 32 : warps_per_row > 8 ? 16 : warps_per_row > 4 ? 8
+         : warps_per_row > 2 ? 4 : 2;
+}
+
+// Second level of a row reduction with rows in pairs (R even in row_sums): lane `slot` of each
+// width group holds warp partial `slot` of its row (zero past the row's warps); every lane of the
+// group ends with the row's sum. Shared by row_sums and the small-batch backward, so that a row's
+// sum has the same bits in both programs.
+__device__ __forceinline__ float sum_warp_partials(float partial, int warps_per_row) {
+  return lane_sum(partial, warp_partials_width(warps_per_row));
+}
+
 // Reduces R independent values (one per row in flight) over the tpr threads of a row group: a
 // butterfly within each warp, then, for groups of several warps, the warp partials are read one
 // per lane and summed by a second butterfly (the two rows of a pair share one butterfly, one per
@@ -206,7 +221,7 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
 #pragma unroll
     for (int i = 0; i < R; i += 2) {
       float s = slot < warps_per_row ? partials[(i + half) * 32 + slot] : 0.0f;
-      s = lane_sum(s, warps_per_row > 8 ? 16 : warps_per_row > 4 ? 8 : warps_per_row > 2 ? 4 : 2);
+      s = sum_warp_partials(s, warps_per_row);
       v[i] = __shfl_sync(0xffffffffu, s, 0);
       v[i + 1] = __shfl_sync(0xffffffffu, s, 16);
     }

@@ -1,0 +1,44 @@
+// miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (one
+// thread-block cluster, sm_90 and later): device code and its host launcher. The cluster shape
+// is a function of the hidden size (small_backward_shape); the launch grid is that one cluster.
+#include <cuda_runtime.h>
+
+#include "miles_rmsnorm/backward_small.cuh"
+#include "miles_rmsnorm/dispatch.cuh"
+
+namespace {
+
+struct SmallLaunch {
+  const miles_rmsnorm::BackwardParams* p;
+  miles_rmsnorm::SmallBackwardShape shape;
+  cudaStream_t stream;
+
+  template <typename XT, typename WT, int VPT>
+  cudaError_t operator()() const {
+    static_assert(VPT == 1, "the small-batch program runs one vector per thread");
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT>;
+    cudaLaunchAttribute attrs[1] = {};
+    attrs[0].id = cudaLaunchAttributeClusterDimension;
+    attrs[0].val.clusterDim.x = static_cast<unsigned int>(shape.ctas);
+    attrs[0].val.clusterDim.y = 1;
+    attrs[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned int>(shape.ctas), 1, 1);
+    config.blockDim = dim3(static_cast<unsigned int>(shape.block), 1, 1);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = attrs;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, *p, shape);
+  }
+};
+
+}  // namespace
+
+extern "C" cudaError_t miles_rmsnorm_backward_small_launch(const miles_rmsnorm::BackwardParams* p,
+                                                           int x_dtype, int w_dtype,
+                                                           cudaStream_t stream) {
+  const SmallLaunch launch{p, miles_rmsnorm::small_backward_shape(p->rows, p->hidden), stream};
+  using SmallVpts = miles_rmsnorm::VptList<1>;
+  return miles_rmsnorm::dispatch_types<SmallVpts>(x_dtype, w_dtype, 1, launch);
+}

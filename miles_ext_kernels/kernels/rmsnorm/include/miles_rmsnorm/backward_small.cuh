@@ -1,0 +1,222 @@
+// miles-ext-kernels first-party RMSNorm small-batch deterministic backward (sm_90 and later).
+//
+// The main deterministic program gives a row to one row group of one CTA: at a few rows a single
+// SM issues every instruction of the call, and more rows add chunks, a grid barrier and a fold.
+// Here one thread-block cluster runs the whole call: each CTA holds a column slice of every row
+// (the same threads, vectors and warp butterflies as the main program), the CTAs exchange their
+// warp partials of each row through distributed shared memory and finish the row sum with the
+// main program's second-level butterfly, so dx has the main program's bits. dw needs no grid
+// barrier: a CTA owns its columns, each of its row groups sums a contiguous block of rows in row
+// order in FP64, and the blocks are summed in order and rounded once — a function of (rows,
+// hidden) only (small_backward_shape).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "miles_rmsnorm/backward.cuh"
+
+namespace miles_rmsnorm {
+
+// ---- cluster exchange through distributed shared memory (sm_90) ------------------------------
+// Warp partials are pushed into every CTA of the cluster with st.async, whose bytes complete a
+// transaction on the receiver's mbarrier: a receiver waits for its own barrier only, and no
+// cluster-wide memory fence (which would wait for this CTA's global stores) is needed.
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// The address of the same shared-memory location in CTA `rank` of the cluster.
+__device__ __forceinline__ uint32_t cluster_address(uint32_t local, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+__device__ __forceinline__ void barrier_init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+
+// Initialised barriers are visible to the cluster (before the cluster barrier that follows).
+__device__ __forceinline__ void barrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// This thread's arrival on `bar`, announcing `bytes` of transactions for the current phase.
+__device__ __forceinline__ void barrier_arrive_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// Waits until the phase of `bar` with the given parity has completed.
+__device__ __forceinline__ void barrier_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+
+// Stores 16 bytes into another CTA's shared memory, completing 16 bytes of its barrier `bar`
+// (both cluster addresses).
+__device__ __forceinline__ void store_remote(uint32_t addr, float4 v, uint32_t bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, "
+      "[%5];\n" ::"r"(addr),
+      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(bar)
+      : "memory");
+}
+
+// A batch of B rows of one thread (g and x vectors in registers) read by dx_row.
+template <int B>
+struct BatchRows {
+  uint4 g[B];
+  uint4 x[B];
+  __device__ __forceinline__ uint4 gv(int i, int /*k*/) const { return g[i]; }
+  __device__ __forceinline__ uint4 xv(int i, int /*k*/) const { return x[i]; }
+};
+
+template <typename XT, typename WT>
+__global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
+    backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // clusters need sm_90; the package builds this program for sm_90 and later only
+#else
+  namespace cg = cooperative_groups;
+  constexpr int B = kSmallBackwardBatch;
+  static_assert(B == 4, "a batch's warp partials travel as one 16-byte store");
+  constexpr int kWarps = kSmallBackwardMaxBlock / 32;
+  constexpr int kRowWarps = kSmallBackwardMaxCtas * kWarps;  // row groups x warps of a row
+  // [row group][slice column] FP64 sums (the fold), and the warp partials of the rows of a batch
+  // received from the cluster: [phase][row group][warp of the row][batch row], double-buffered
+  // with one barrier each (a peer sends batch k + 2 only after it has received this CTA's
+  // batch k + 1, which this CTA sends after reading batch k).
+  __shared__ double block_sums[kSmallBackwardMaxBlock * 8];
+  __shared__ __align__(16) float received[2][kRowWarps][B];
+  __shared__ __align__(8) uint64_t barriers[2];
+  const int cta = static_cast<int>(cg::this_cluster().block_rank());
+  const bool exchange = s.row_warps > 1;
+  if (exchange) {
+    if (threadIdx.x == 0) {
+      barrier_init(shared_address(&barriers[0]), 1);
+      barrier_init(shared_address(&barriers[1]), 1);
+      barrier_init_fence();
+    }
+    __syncthreads();
+    cluster_arrive_relaxed();  // waited on before the first store to a peer
+  }
+  const int group = static_cast<int>(threadIdx.x) / s.slice;
+  const int t = static_cast<int>(threadIdx.x) - group * s.slice;
+  const int j = cta * s.slice + t;  // this thread's vector of a row: the main program's lane
+  const int nv = static_cast<int>(p.hidden / 8);
+  const bool live = j < nv;
+  const int rows = static_cast<int>(p.rows);
+  const int rows_per_group = s.rows_per_group;
+  const int first = group * rows_per_group;
+  const int end = first + rows_per_group < rows ? first + rows_per_group : rows;
+  const bool per_head = p.heads != 1;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  // This warp is warp `row_warp` of its row group's rows (past the row's warps: no vectors).
+  const int row_warp = cta * s.slice_warps + (t >> 5);
+  const float hidden_f = static_cast<float>(p.hidden);
+  const uint32_t batch_bytes = static_cast<uint32_t>(s.row_groups * s.row_warps * B * 4);
+
+  RegisterWeights<WT, 1> w;
+  w.load(p, j, s.tpr);
+  double acc[1][8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[0][e] = 0.0;
+
+  int batch_index = 0;
+  // Every thread runs the same number of batches; rows past `end` are masked.
+  for (int base = first; base < first + rows_per_group; base += B, ++batch_index) {
+    int row[B];
+    bool valid[B];
+    float r[B];
+    BatchRows<B> batch;
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      row[i] = base + i;
+      valid[i] = row[i] < end;
+      r[i] = valid[i] ? __ldg(p.rstd + row[i]) : 0.0f;
+      batch.g[i] = make_uint4(0u, 0u, 0u, 0u);
+      batch.x[i] = batch.g[i];
+      if (valid[i] && live) {
+        const XT* gr = static_cast<const XT*>(p.g) + row_offset(row[i], per_head, p.heads, p.g_addr);
+        const XT* xr = static_cast<const XT*>(p.x) + row_offset(row[i], per_head, p.heads, p.x_addr);
+        batch.g[i] = load_raw<XT>(gr + j * 8);
+        batch.x[i] = load_raw<XT>(xr + j * 8);
+      }
+    }
+    w.hold();
+    float dot[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      dot[i] = live ? vector_dot<XT>(0.0f, batch.g[i], batch.x[i], w, 0, j) : 0.0f;
+      dot[i] = lane_sum(dot[i], s.tpr < 32 ? s.tpr : 32);
+    }
+    if (exchange) {
+      const int phase = batch_index & 1;
+      const uint32_t bar = shared_address(&barriers[phase]);
+      if (threadIdx.x == 0) barrier_arrive_expect(bar, batch_bytes);
+      if (batch_index == 0) cluster_wait();  // every peer's barriers are initialised
+      float* slot = &received[phase][group * s.row_warps][0];
+      // Lane c sends this warp's partials to CTA c (itself included).
+      if (row_warp < s.row_warps && lane < s.ctas) {
+        const uint32_t dst = shared_address(slot + row_warp * B);
+        store_remote(cluster_address(dst, static_cast<uint32_t>(lane)),
+                     make_float4(dot[0], dot[1], dot[2], dot[3]),
+                     cluster_address(bar, static_cast<uint32_t>(lane)));
+      }
+      barrier_wait(bar, static_cast<uint32_t>(batch_index >> 1) & 1u);
+      if (row_warp < s.row_warps) {
+        // Lane q holds warp q's partial of each row (zeros past the row's warps), then the main
+        // program's second-level butterfly.
+#pragma unroll
+        for (int i = 0; i < B; ++i) {
+          const float partial = lane < s.row_warps ? slot[lane * B + i] : 0.0f;
+          dot[i] = __shfl_sync(0xffffffffu, sum_warp_partials(partial, s.row_warps), 0);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      if (!valid[i]) continue;
+      const float b = dx_coefficient(r[i], dot[i], hidden_f);
+      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc);
+    }
+  }
+  if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival
+
+  // dw of this CTA's columns: the row groups' block sums, summed in row-group order. No peer
+  // writes this CTA's shared memory after its last batch (each sends a batch only after
+  // receiving this CTA's previous one), and this CTA's stores to the peers completed before
+  // their barriers let them go on: the CTA may exit without a cluster barrier.
+  const int cols = s.slice * 8;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) block_sums[group * cols + t * 8 + e] = acc[0][e];
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.x); c < cols; c += static_cast<int>(blockDim.x)) {
+    const int64_t col = static_cast<int64_t>(cta) * cols + c;
+    if (col < p.hidden) {
+      double sum = block_sums[c];
+      for (int gi = 1; gi < s.row_groups; ++gi) sum += block_sums[gi * cols + c];
+      p.dw[col] = static_cast<float>(sum);
+    }
+  }
+#endif
+}
+
+}  // namespace miles_rmsnorm
