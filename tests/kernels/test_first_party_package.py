@@ -32,6 +32,11 @@ int main() {
     if (!hidden_supported(h)) return 1;
     dump("fwd", forward_config(h), h);
     dump("bwd", backward_config(h), h);
+    const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
+    const unsigned long long magic = division_magic(f.tpr);
+    for (unsigned long long n = 0; n < 1024; ++n) {
+      if (((n * magic) >> 32) != n / static_cast<unsigned long long>(f.tpr)) return 3;
+    }
     if (!small_backward_supported(h)) continue;
     const long row_counts[] = {1, 3, 17, 64, 129};
     for (long rows : row_counts) {
@@ -185,7 +190,13 @@ def test_grid_rules_use_the_rows_a_cta_covers():
         span = range(record["hidden_rule"]["min"], hidden + 1, 8)
         assert len({config_of(h)["rows_per_cta"] for h in span}) == 1, name  # one shape a module
         if record["role"] == "fwd":
-            expected = SPEC.forward_config(hidden)["rows_per_cta"]
+            # up to forward_spread_rows a row group per row (one group's rows per CTA), then two
+            config = SPEC.forward_config(hidden)
+            spread = SPEC.forward_spread_rows(config)
+            select = record["select_rule"]
+            small = select == {"kind": "rows_between", "above": 0, "at_most": spread}
+            assert small or select == {"kind": "rows_between", "above": spread, "at_most": None}
+            expected = config["groups"] if small else config["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name
         elif record["role"] == "bwd_small":
             assert record["grid_rule"]["kind"] == "fixed" and record["workspace_rule"] is None

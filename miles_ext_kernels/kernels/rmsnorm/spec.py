@@ -46,6 +46,10 @@ HEADERS = (
 # BACKWARD_SQRT_ROWS_FACTOR * ceil(sqrt(rows)) (measured on the H200: T=1024, H=8192 52.7 -> 38.0
 # us; T=4096, H=8192 96 -> 79 us; no change at T >= 16384 where two CTAs share an SM).
 FORWARD_GRID_PER_SM = 16
+# Up to FORWARD_SPREAD_CTAS CTAs' worth of rows, the forward gives every row a row group of its
+# own (grid ceil(T / groups); the kernel sees the grid covers the rows and takes one row per
+# group instead of two), spreading a small batch over twice the SMs.
+FORWARD_SPREAD_CTAS = 128
 BACKWARD_CTAS_PER_SM = 2
 BACKWARD_MAX_CHUNKS = 256
 BACKWARD_SQRT_ROWS_FACTOR = 4
@@ -100,6 +104,11 @@ def forward_config(hidden: int) -> dict[str, int]:
     if nv <= 32:
         return _config(1, _row_threads(nv), 256, 2)
     return _config(2, _row_threads((nv + 1) // 2), 256, 2)
+
+
+def forward_spread_rows(cfg: dict[str, int]) -> int:
+    """Most rows for which the forward of launch shape ``cfg`` gives each row its own group."""
+    return cfg["groups"] * FORWARD_SPREAD_CTAS
 
 
 def backward_config(hidden: int) -> dict[str, int]:
@@ -267,15 +276,22 @@ def build_description() -> dict[str, Any]:
     cluster: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
 
     for lo, hi, cfg in hidden_buckets(forward_config):
-        name = f"miles_rmsnorm_fwd__h{hi}"
-        modules[name] = _record(
-            fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
-            grid_rule={"kind": "rows_per_cta", "rows_per_cta": cfg["rows_per_cta"],
-                       "grid_limit": 0, "grid_per_sm": FORWARD_GRID_PER_SM},
-            workspace_rule=None, cooperative=False,
-        )
-        plain["fwd"].append(name)
-        cluster["fwd"].append(name)
+        spread = forward_spread_rows(cfg)
+        for name, rows_per_cta, select in (
+            (f"miles_rmsnorm_fwd__h{hi}_t{spread}", cfg["groups"],
+             {"kind": "rows_between", "above": 0, "at_most": spread}),
+            (f"miles_rmsnorm_fwd__h{hi}", cfg["rows_per_cta"],
+             {"kind": "rows_between", "above": spread, "at_most": None}),
+        ):
+            modules[name] = _record(
+                fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
+                grid_rule={"kind": "rows_per_cta", "rows_per_cta": rows_per_cta,
+                           "grid_limit": 0, "grid_per_sm": FORWARD_GRID_PER_SM},
+                workspace_rule=None, cooperative=False,
+            )
+            modules[name]["select_rule"] = select
+            plain["fwd"].append(name)
+            cluster["fwd"].append(name)
     for lo, hi, cfg in hidden_buckets(backward_config):
         small_rows = small_backward_rows(hi)
         det_args = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),

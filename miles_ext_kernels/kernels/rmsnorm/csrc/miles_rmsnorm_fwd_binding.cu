@@ -59,6 +59,8 @@ void RunForward(TensorView x, TensorView u, TensorView w, TensorView y, TensorVi
   p.eps = static_cast<float>(eps);
   p.flags = static_cast<int>(flags);
   p.tpr = cfg.tpr;
+  p.groups = cfg.groups;
+  p.group_magic = division_magic(cfg.tpr);
   const cudaError_t status =
       miles_rmsnorm_forward_launch(&p, x_dtype, w_dtype, cfg.vpt, static_cast<unsigned>(grid_x),
                                    static_cast<unsigned>(cfg.block), current_stream(x));

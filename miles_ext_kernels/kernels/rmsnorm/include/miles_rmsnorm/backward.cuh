@@ -377,11 +377,11 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;  // row groups
   const int group = threadIdx.x / tpr;
   const int lane = threadIdx.x - group * tpr;
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
   const int64_t nv = p.hidden / 8;
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
   double* combine = reinterpret_cast<double*>(smem);  // the ring, once a chunk's rows are done
@@ -504,12 +504,12 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   extern __shared__ __align__(16) unsigned char smem[];  // the cp.async ring (atomic_smem_bytes)
   const int tpr = p.tpr;
   const int rows_per_cta = blockDim.x / tpr;
   const int group = threadIdx.x / tpr;
   const int lane = threadIdx.x - group * tpr;
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
   const int64_t nv = p.hidden / 8;
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
   RegisterWeights<WT, VPT> w;

@@ -131,6 +131,13 @@ inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden) {
   return s;
 }
 
+// ceil(2^32 / d) for 2 <= d <= 1024: for every n < 2^16, n / d == umulhi(n, magic) (the
+// rounding error n * (magic - 2^32 / d) / 2^32 stays below 1 / d).
+inline unsigned int division_magic(int d) {
+  return static_cast<unsigned int>(((UINT64_C(1) << 32) + static_cast<uint64_t>(d) - 1) /
+                                   static_cast<uint64_t>(d));
+}
+
 inline bool hidden_supported(int64_t hidden) {
   return hidden >= kMinHidden && hidden <= kMaxHidden && hidden % kHiddenMultiple == 0;
 }

@@ -163,8 +163,7 @@ struct RowScratch {
 };
 
 template <int R>
-__device__ __forceinline__ RowScratch<R> make_row_scratch(float* base, int tpr) {
-  const int group = static_cast<int>(threadIdx.x) / tpr;
+__device__ __forceinline__ RowScratch<R> make_row_scratch(float* base, int tpr, int group) {
   return RowScratch<R>{base, 0, tpr >= 32 ? group * (tpr >> 5) : 0};
 }
 

@@ -36,11 +36,11 @@ template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, p.tpr);
   const int tpr = p.tpr;
-  const int groups = blockDim.x / tpr;
-  const int group = threadIdx.x / tpr;
-  const int lane = threadIdx.x - group * tpr;
+  const int groups = p.groups;
+  const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
+  const int lane = static_cast<int>(threadIdx.x) - group * tpr;
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
   const int64_t nv = p.hidden / 8;
   const bool residual = (p.flags & kResidual) != 0;
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
@@ -55,7 +55,11 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   RawWeight8<WT> w[VPT];
   load_raw_weights<WT, VPT>(wp, nv, lane, tpr, w);
 
-  const int64_t rows_per_iter = static_cast<int64_t>(groups) * R;
+  // When the grid gives every row a group of its own (small T), a group takes one row per
+  // iteration instead of R: the rows spread over more CTAs. Which CTA computes a row does not
+  // change its bits.
+  const int active = static_cast<int64_t>(gridDim.x) * groups >= p.rows ? 1 : R;
+  const int64_t rows_per_iter = static_cast<int64_t>(groups) * active;
   const int64_t step = static_cast<int64_t>(gridDim.x) * rows_per_iter;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_iter; base < p.rows;
        base += step) {
@@ -66,7 +70,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       row[i] = base + group + static_cast<int64_t>(i) * groups;
-      valid[i] = row[i] < p.rows;
+      valid[i] = i < active && row[i] < p.rows;
       ss[i] = 0.0f;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) h[i][k] = make_uint4(0u, 0u, 0u, 0u);

@@ -35,6 +35,8 @@ struct ForwardParams {
   float eps;
   int flags;
   int tpr;
+  int groups;                 // row groups of a CTA (block / tpr)
+  unsigned int group_magic;   // ceil(2^32 / tpr): thread / tpr = umulhi(thread, group_magic)
 };
 
 struct BackwardParams {
