@@ -136,6 +136,9 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
             assert s["ctas"] * s["slice_warps"] >= s["row_warps"] > (s["ctas"] - 1) * s[
                 "slice_warps"]
             assert s["slice"] == (s["slice_warps"] * 32 if c["tpr"] > 32 else c["tpr"])
+            # a batch's warp partials fit the kernel's exchange buffer (8 CTAs x 16 warps)
+            if s["row_warps"] > 1:
+                assert s["row_groups"] * s["row_warps"] <= 128, (hidden, rows, s)
             # the row groups cover the rows in contiguous blocks, none empty
             assert (s["row_groups"] - 1) * s["rows_per_group"] < rows
             assert s["row_groups"] * s["rows_per_group"] >= rows
