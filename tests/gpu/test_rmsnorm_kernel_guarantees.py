@@ -56,6 +56,20 @@ def _fp64_reference(x, w, g, g_h=None):
     return xhat * wd, r.squeeze(-1), dx, (gd * xhat).sum(0)
 
 
+def _capture(call):
+    """A CUDA graph of ``call()`` and the outputs it replays into (warmed once on the capture
+    stream, so the per-stream workspace exists before capture)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        call()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            outputs = call()
+    torch.cuda.current_stream().wait_stream(stream)
+    return graph, outputs
+
+
 def _within_dw_budget(dw, ref, relative=1e-4):
     return bool(((dw.double() - ref).abs() <= relative + relative * ref.abs()).all())
 
@@ -130,14 +144,7 @@ def test_dw_bits_identical_across_cuda_graph_replays_and_processes():
     x, w, g, _ = _inputs(rows, hidden, seed=11)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     _, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        rmsnorm_backward(g, x, w, rstd, **FP)  # warm the per-stream workspace
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            _, dw_graph = rmsnorm_backward(g, x, w, rstd, **FP)
-    torch.cuda.current_stream().wait_stream(stream)
+    graph, (_, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
     for _ in range(5):
         graph.replay()
         torch.cuda.synchronize()
@@ -306,14 +313,7 @@ def test_small_batch_program_replays_in_a_cuda_graph():
     x, w, g, _ = _inputs(rows, hidden, seed=12)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        rmsnorm_backward(g, x, w, rstd, **FP)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            dx_graph, dw_graph = rmsnorm_backward(g, x, w, rstd, **FP)
-    torch.cuda.current_stream().wait_stream(stream)
+    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
     for _ in range(3):
         graph.replay()
         torch.cuda.synchronize()
