@@ -52,6 +52,7 @@ __all__ = [
     "Explanation",
     "PlanExplanation",
     "clear_caches",
+    "on_clear_caches",
 ]
 
 BACKENDS: tuple[str, ...] = ("auto", "vendored", "first_party", "reference")
@@ -183,10 +184,23 @@ def clear_caches() -> None:
     _clear_caches()
 
 
+_clear_hooks: list[Callable[[], None]] = []
+
+
+def on_clear_caches(hook: Callable[[], None]) -> None:
+    """Call ``hook`` whenever the decisions are forgotten (caches derived from them)."""
+    with _lock:
+        if hook not in _clear_hooks:
+            _clear_hooks.append(hook)
+
+
 def _clear_caches() -> None:
     _cached_decision.cache_clear()
     with _lock:
         _logged.clear()
+        hooks = list(_clear_hooks)
+    for hook in hooks:
+        hook()
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from miles_ext_kernels.cake import routing
+from miles_ext_kernels.cake.backends import launch_plans
 
 __all__ = [
     "FORWARD_ALIGNMENT",
@@ -154,15 +155,28 @@ def _output(buffer: torch.Tensor | None, shape: tuple[int, ...], dtype: torch.dt
 
 
 def _launch(decision: Any, values: dict[str, Any], rows: int,
-            grids: dict[str, tuple[int, int, int]] | None = None) -> None:
+            grids: dict[str, tuple[int, int, int]] | None = None,
+            capture: launch_plans.Capture | None = None) -> None:
+    """Launch the route's modules; with ``capture``, also record each entry and its arguments
+    (for a launch plan)."""
     from miles_ext_kernels.cake import jit
+    from miles_ext_kernels.cake.jit import launch
 
     route = decision.route
     sm_count = int(decision.device.sm_count)
+    if capture is None:
+        for record in route.modules:
+            grid = grids.get(record.name) if grids else None
+            jit.run_module(route.package, record, values, rows=rows, arch=route.arch,
+                           sm_count=sm_count, grid=grid)
+        return
+    calls = []
     for record in route.modules:
         grid = grids.get(record.name) if grids else None
-        jit.run_module(route.package, record, values, rows=rows, arch=route.arch,
-                       sm_count=sm_count, grid=grid)
+        calls.append(launch.prepare_module(route.package, record, values, rows=rows,
+                                           arch=route.arch, sm_count=sm_count, grid=grid))
+    launch.call_entries(calls, launch.device_index(values))
+    capture.steps.extend(calls)
 
 
 def _kernel_view(tensor: torch.Tensor, heads: int, origin: str) -> torch.Tensor:
@@ -188,12 +202,15 @@ def run_forward(
     zero_centered_gamma: bool,
     cast_before_weight_mul: bool,
     y: torch.Tensor | None = None,
+    capture: launch_plans.Capture | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Forward with the decision's programs: ``(y, rstd[, h_new])`` as ``[rows, H]``.
 
     ``x`` / ``residual`` are ``[rows, H]`` or per-head ``[T, heads, H]`` row views with a
     contiguous feature dim. ``y`` is an optional contiguous ``[rows, H]`` output buffer; the
     returned ``y`` is a fresh tensor when it is misaligned (the caller copies back).
+    ``capture`` records what a launch plan needs (inputs ``x``, ``u``, ``w``; outputs ``y``,
+    ``r``, ``h_new``).
     """
     route = decision.route
     origin = route.origin
@@ -233,7 +250,14 @@ def run_forward(
     else:
         # Upstream's binding without a residual: u := x, h_new := y, u_stride := 0.
         values.update(u=x_in, h_new=y_out, u_stride=0, u_head_stride=0)
-    _launch(decision, values, rows)
+    if capture is not None:
+        capture.inputs.update(x=(x_in, align), w=(w, BACKWARD_ALIGNMENT))
+        if residual is not None:
+            capture.inputs["u"] = (u_in, align)
+        capture.outputs.update(y=(y_out, False), r=(rstd, False))
+        if h_new is not None:
+            capture.outputs["h_new"] = (h_new, False)
+    _launch(decision, values, rows, capture=capture)
     if h_new is not None:
         return y_out, rstd, h_new
     return y_out, rstd
@@ -296,9 +320,11 @@ def cached_workspace(decision: Any, hidden: int,
 
 
 def clear_workspace_cache() -> None:
-    """Drop every cached workspace (e.g. before freeing memory or after a device reset)."""
+    """Drop every cached workspace (e.g. before freeing memory or after a device reset), and
+    the launch plans that hold them."""
     with _WORKSPACES_LOCK:
         _WORKSPACES.clear()
+    launch_plans.clear()
 
 
 def _check_workspace(workspace: torch.Tensor, device: torch.device, needed: int) -> None:
@@ -356,12 +382,16 @@ def run_backward(
     dx: torch.Tensor | None = None,
     dw: torch.Tensor | None = None,
     grid: int | None = None,
+    capture: launch_plans.Capture | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Backward with the decision's programs: ``(dx [rows, H], dw FP32 [H])``.
 
     ``g`` / ``x`` / ``g_residual`` are ``[rows, H]`` or ``[T, heads, H]`` row views. ``grid``
     forces the CTA count of the workspace-owning program (upstream: also its chunk count).
-    ``workspace`` is validated, or allocated (zeroed) when omitted.
+    ``workspace`` is validated, or allocated (zeroed) when omitted; a call whose selected
+    programs do not include the route's workspace owner (the first-party small-batch program)
+    needs none. ``capture`` records what a launch plan needs (inputs ``g``, ``x``, ``w``,
+    ``r``, ``g_h``; outputs ``dx``, ``dw``).
     """
     route = decision.route
     origin = route.origin
@@ -412,6 +442,8 @@ def run_backward(
         dw_out.zero_()
         if grid is not None:
             grids = {record.name: (grid, 1, 1) for record in route.modules}
+    elif all(record.name != owner.name for record in route.modules):
+        pass  # the selected programs (small-batch) own their columns: no workspace
     else:
         layout = routing.workspace_layout(owner, rows, sm_count=sm_count, hidden=hidden)
         if grid is not None:
@@ -425,5 +457,11 @@ def run_backward(
         partial, counters = workspace_views(workspace, layout, hidden)
         values.update(partial=partial, counters=counters, n_chunks=int(layout["n_chunks"]),
                       rows_per_chunk=int(layout["rows_per_chunk"]))
-    _launch(decision, values, rows, grids)
+    if capture is not None:
+        capture.inputs.update(g=(g_in, align), x=(x_in, align), w=(w, BACKWARD_ALIGNMENT),
+                              r=(rstd, 4))
+        if g_residual is not None:
+            capture.inputs["g_h"] = (gh_in, align)
+        capture.outputs.update(dx=(dx_out, False), dw=(dw_out, owner is None))
+    _launch(decision, values, rows, grids, capture=capture)
     return dx_out, dw_out

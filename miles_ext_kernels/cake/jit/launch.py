@@ -93,6 +93,60 @@ def _entry_for(package: Any, record: Any, arch: str) -> Any:
     return entry
 
 
+def prepare_module(
+    package: Any,
+    record: Any,
+    values: Mapping[str, Any],
+    *,
+    rows: int,
+    arch: str,
+    sm_count: int,
+    grid: Sequence[int] | None = None,
+) -> tuple[Any, list[Any]]:
+    """``(entry, arguments)`` of ``record`` (built for ``arch``) for one call.
+
+    The grid follows ``routing.launch_grid`` for ``rows`` and ``sm_count`` unless ``grid``
+    overrides it (a test hook to force the CTA count). Loads (and builds) the module on first
+    use.
+    """
+    if grid is None:
+        from miles_ext_kernels.cake import routing
+
+        hidden = values.get("hidden")
+        n_chunks = values.get("n_chunks")
+        grid = routing.launch_grid(record, rows, sm_count=sm_count, hidden=hidden,
+                                   n_chunks=n_chunks)
+    args = bind_arguments(record, values, grid)
+    return _entry_for(package, record, arch), args
+
+
+def call_entries(calls: Sequence[tuple[Any, Sequence[Any]]], device: int | None) -> None:
+    """Call each ``entry(*args)`` in order on the current torch stream of CUDA ``device``.
+
+    Tensors that require grad (autograd.Function inputs, saved tensors) cannot take DLPack's
+    fast path; the kernels only read and write their storage, so they are passed detached.
+    """
+    import tvm_ffi
+
+    calls = [(entry, [a.detach() if getattr(a, "requires_grad", False) else a for a in args])
+             for entry, args in calls]
+    set_stream = getattr(getattr(tvm_ffi, "core", None), "_env_set_current_stream", None)
+    if set_stream is None or device is None:
+        with tvm_ffi.use_torch_stream():
+            for entry, args in calls:
+                entry(*args)
+        return
+    # What tvm_ffi.use_torch_stream() does, without building torch Stream objects per call.
+    import torch
+
+    previous = set_stream(_DL_CUDA, device, torch._C._cuda_getCurrentRawStream(device))
+    try:
+        for entry, args in calls:
+            entry(*args)
+    finally:
+        set_stream(_DL_CUDA, device, previous)
+
+
 def run_module(
     package: Any,
     record: Any,
@@ -108,40 +162,15 @@ def run_module(
     The grid follows ``routing.launch_grid`` for ``rows`` and ``sm_count`` unless ``grid``
     overrides it (a test hook to force the CTA count). Needs a CUDA build of torch.
     """
-    import tvm_ffi
-
-    if grid is None:
-        from miles_ext_kernels.cake import routing
-
-        hidden = values.get("hidden")
-        n_chunks = values.get("n_chunks")
-        grid = routing.launch_grid(record, rows, sm_count=sm_count, hidden=hidden,
-                                   n_chunks=n_chunks)
-    args = bind_arguments(record, values, grid)
-    # Tensors that require grad (autograd.Function inputs, saved tensors) cannot take
-    # DLPack's fast path; the kernels only read and write their storage.
-    args = [a.detach() if getattr(a, "requires_grad", False) else a for a in args]
-    entry = _entry_for(package, record, arch)
-    device = _device_index(values)
-    set_stream = getattr(getattr(tvm_ffi, "core", None), "_env_set_current_stream", None)
-    if set_stream is None or device is None:
-        with tvm_ffi.use_torch_stream():
-            entry(*args)
-        return
-    # What tvm_ffi.use_torch_stream() does, without building torch Stream objects per call.
-    import torch
-
-    previous = set_stream(_DL_CUDA, device, torch._C._cuda_getCurrentRawStream(device))
-    try:
-        entry(*args)
-    finally:
-        set_stream(_DL_CUDA, device, previous)
+    entry, args = prepare_module(package, record, values, rows=rows, arch=arch,
+                                 sm_count=sm_count, grid=grid)
+    call_entries([(entry, args)], device_index(values))
 
 
 _DL_CUDA = 2  # DLDeviceType kDLCUDA
 
 
-def _device_index(values: Mapping[str, Any]) -> int | None:
+def device_index(values: Mapping[str, Any]) -> int | None:
     """CUDA device index of the call's first tensor (``x`` or ``g``), else None."""
     for name in ("x", "g"):
         tensor = values.get(name)
