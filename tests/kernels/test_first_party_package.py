@@ -201,6 +201,15 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             assert small or select == {"kind": "rows_between", "above": spread, "at_most": None}
             expected = config["groups"] if small else config["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name
+            # past the spread window, 513..4096 launch a CTA per rows_per_cta rows (capped only
+            # by CUDA's grid limit); every other record keeps the persistent 16 CTAs an SM
+            full = not small and 512 < record["hidden_rule"]["min"] and hidden <= 4096
+            if full:
+                assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name
+                assert record["grid_rule"]["grid_per_sm"] == 0, name
+            else:
+                assert record["grid_rule"]["grid_limit"] == 0, name
+                assert record["grid_rule"]["grid_per_sm"] == 16, name
         elif record["role"] == "bwd_small":
             assert record["grid_rule"]["kind"] == "fixed" and record["workspace_rule"] is None
             assert record["arches"] == list(SPEC.CLUSTER_ARCHES), name

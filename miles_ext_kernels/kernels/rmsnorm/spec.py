@@ -46,6 +46,13 @@ HEADERS = (
 # BACKWARD_SQRT_ROWS_FACTOR * ceil(sqrt(rows)) (measured on the H200: T=1024, H=8192 52.7 -> 38.0
 # us; T=4096, H=8192 96 -> 79 us; no change at T >= 16384 where two CTAs share an SM).
 FORWARD_GRID_PER_SM = 16
+# Between these hidden sizes (exclusive, inclusive) the forward past the spread window launches
+# a CTA for every rows_per_cta rows instead of the persistent grid (the hardware hands out CTAs
+# as SMs free up; measured on the H200: 65536 x 4096 285.7 -> 268.6 us, 65536 x 1536 110.7 ->
+# 103.6 us, 16384 x 4096 71.6 -> 69.8 us; no gain at H <= 512, a loss at H >= 5120).
+FORWARD_FULL_GRID_HIDDEN = (512, 4096)
+# Grid x of a CUDA launch.
+MAX_GRID_X = 2**31 - 1
 # Up to FORWARD_SPREAD_CTAS CTAs' worth of rows, the forward gives every row a row group of its
 # own (grid ceil(T / groups); the kernel sees the grid covers the rows and takes one row per
 # group instead of two), spreading a small batch over twice the SMs.
@@ -104,6 +111,13 @@ def forward_config(hidden: int) -> dict[str, int]:
     if nv <= 32:
         return _config(1, _row_threads(nv), 256, 2)
     return _config(2, _row_threads((nv + 1) // 2), 256, 2)
+
+
+def forward_full_grid(lo: int, hi: int) -> bool:
+    """Whether the forward records of hidden sizes ``lo..hi`` launch a CTA per rows_per_cta rows
+    (else a persistent grid of FORWARD_GRID_PER_SM CTAs an SM)."""
+    low, high = FORWARD_FULL_GRID_HIDDEN
+    return lo > low and hi <= high
 
 
 def forward_spread_rows(cfg: dict[str, int]) -> int:
@@ -277,16 +291,18 @@ def build_description() -> dict[str, Any]:
 
     for lo, hi, cfg in hidden_buckets(forward_config):
         spread = forward_spread_rows(cfg)
-        for name, rows_per_cta, select in (
+        full = forward_full_grid(lo, hi)
+        for name, rows_per_cta, select, uncapped in (
             (f"miles_rmsnorm_fwd__h{hi}_t{spread}", cfg["groups"],
-             {"kind": "rows_between", "above": 0, "at_most": spread}),
+             {"kind": "rows_between", "above": 0, "at_most": spread}, False),
             (f"miles_rmsnorm_fwd__h{hi}", cfg["rows_per_cta"],
-             {"kind": "rows_between", "above": spread, "at_most": None}),
+             {"kind": "rows_between", "above": spread, "at_most": None}, full),
         ):
             modules[name] = _record(
                 fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
                 grid_rule={"kind": "rows_per_cta", "rows_per_cta": rows_per_cta,
-                           "grid_limit": 0, "grid_per_sm": FORWARD_GRID_PER_SM},
+                           "grid_limit": MAX_GRID_X if uncapped else 0,
+                           "grid_per_sm": 0 if uncapped else FORWARD_GRID_PER_SM},
                 workspace_rule=None, cooperative=False,
             )
             modules[name]["select_rule"] = select
