@@ -194,14 +194,30 @@ struct SharedWeights {
     const float4 v = reinterpret_cast<const float4*>(s)[j * 2 + (e >> 2)];
     return (e & 3) == 0 ? v.x : (e & 3) == 1 ? v.y : (e & 3) == 2 ? v.z : v.w;
   }
-  // Stores w (or 1 + w); every thread of the CTA calls it.
+  // Starts the copies of the raw weights (as stored, vector j at 8 * sizeof(WT) * j bytes) into
+  // `raw`, shared memory not otherwise used before the first iteration; one commit group.
   template <typename WT>
-  __device__ __forceinline__ void stage(const BackwardParams& p) const {
-    const WT* __restrict__ wp = static_cast<const WT*>(p.w);
+  __device__ __forceinline__ static void issue_raw(const BackwardParams& p, uint4* raw) {
+    constexpr int kParts = static_cast<int>(sizeof(WT)) / 2;  // 16-byte parts of a vector
+    const int nv = static_cast<int>(p.hidden / 8);
+    const uint4* src = static_cast<const uint4*>(p.w);
+    for (int j = threadIdx.x; j < nv; j += blockDim.x) {
+#pragma unroll
+      for (int h = 0; h < kParts; ++h) cp_async16(raw + j * kParts + h, src + j * kParts + h);
+    }
+    cp_async_commit();
+  }
+  // Stores w (or 1 + w) from the raw copies, once this thread's copy group is complete; every
+  // thread of the CTA calls it.
+  template <typename WT>
+  __device__ __forceinline__ void stage_raw(const BackwardParams& p, const uint4* raw) const {
+    constexpr int kParts = static_cast<int>(sizeof(WT)) / 2;
     const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
-    for (int64_t j = threadIdx.x; j < p.hidden / 8; j += blockDim.x) {
+    const int nv = static_cast<int>(p.hidden / 8);
+    __syncthreads();  // every thread's copies have landed
+    for (int j = threadIdx.x; j < nv; j += blockDim.x) {
       RawWeight8<WT> v;
-      v.load(wp + j * 8);
+      v.from_parts(raw + j * kParts);
 #pragma unroll
       for (int e = 0; e < 8; ++e) s[j * 8 + e] = effective_weight(v.get(e), zero_centered);
     }
@@ -317,16 +333,19 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 
 // Iterations over rows first, first + step, ... below limit (R rows per group each), through the
 // ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead.
-// `started()` runs in the first iteration, once its copies and its rstd load are in flight (the
-// deterministic program stages its shared weights there, so that their round trip overlaps the
-// rows' and the rstd's instead of preceding the rstd's), and not at all without rows; every
-// thread of the CTA calls this.
-template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Started>
+// `issued()` runs once the first D - 1 iterations' copies are issued, before the first iteration
+// (the deterministic program stages its shared weights there, from copies started before any
+// row's); `started()` runs in the first iteration, once its copies and its rstd load are in
+// flight (the atomic program waits for its register weights there). Neither runs without rows;
+// every thread of the CTA calls this.
+template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Issued,
+          typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
                                                   int tpr, const RowStage<VPT, R>& stage,
                                                   const Weights& w, RowScratch<R>& scratch,
-                                                  Acc (&acc)[VPT][8], Started started) {
+                                                  Acc (&acc)[VPT][8], Issued issued,
+                                                  Started started) {
   constexpr int D = backward_stages(VPT);
   const int nv = static_cast<int>(p.hidden / 8);
   // Base of the iteration n ahead of `base`, clamped (every row of it masked) at the limit.
@@ -339,6 +358,7 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane, tpr, stage,
                            d);
   }
+  if (first < limit) issued();
   int buf = 0;
   for (int base = first; base < limit; base = ahead(base, 1)) {
     // This iteration's rstd is loaded first: its latency overlaps the copies' wait, the dot
@@ -359,14 +379,27 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   cp_async_wait_all();
 }
 
+// A chunk's partial with one row group per CTA: a thread holds the eight columns of each of its
+// vectors, stored element-major (element e of vector j at e * nv + j) so that a warp's store of
+// one element covers consecutive addresses. Otherwise (written from shared memory in column
+// order) position = column. 32-bit: hidden <= 16384.
+__device__ __forceinline__ int partial_position(int j, int e, int nv, bool permuted) {
+  return permuted ? e * nv + j : j * 8 + e;
+}
+
+// The column stored at `pos` of a partial.
+__device__ __forceinline__ int partial_column(int pos, int nv, bool permuted) {
+  return permuted ? (pos % nv) * 8 + pos / nv : pos;
+}
+
 // A chunk's FP64 sum for one column: its partial, or dw itself (rounded once) when the chunk is
 // the only one.
 __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double* out_partial,
-                                                int64_t col, double v) {
+                                                int64_t col, int64_t pos, double v) {
   if (p.n_chunks == 1) {
     p.dw[col] = static_cast<float>(v);
   } else {
-    out_partial[col] = v;
+    out_partial[pos] = v;
   }
 }
 
@@ -399,7 +432,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
     backward_row_loop<XT, VPT, R>(p, r0, rows_per_cta * R, r1, group,
                                   rows_per_cta, lane, tpr, stage, w, scratch, acc,
-                                  [&] { if (first_chunk) stage_weights(); });
+                                  [&] { if (first_chunk) stage_weights(); }, [] {});
     // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
     // rows_per_cta > 1), then write the chunk's partial (or dw itself, rounded once, when there
     // is a single chunk).
@@ -410,7 +443,11 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
         const int64_t j = lane + static_cast<int64_t>(k) * tpr;
         if (j < nv) {
 #pragma unroll
-          for (int e = 0; e < 8; ++e) write_chunk_sum(p, out_partial, j * 8 + e, acc[k][e]);
+          for (int e = 0; e < 8; ++e) {
+            const int pos =
+                partial_position(static_cast<int>(j), e, static_cast<int>(nv), VPT == 1);
+            write_chunk_sum(p, out_partial, j * 8 + e, pos, acc[k][e]);
+          }
         }
       }
     } else {
@@ -432,7 +469,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
         __syncthreads();
       }
       for (int64_t col = threadIdx.x; col < p.hidden; col += blockDim.x) {
-        write_chunk_sum(p, out_partial, col, combine[col]);
+        write_chunk_sum(p, out_partial, col, col, combine[col]);
       }
       __syncthreads();
     }
@@ -460,25 +497,31 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   const int per_seg = (n_chunks + segments - 1) >> seg_shift;
   const int c_begin = seg * per_seg;
   const int c_end = c_begin + per_seg < n_chunks ? c_begin + per_seg : n_chunks;
+  // Threads walk partial positions (coalesced reads); a position's column is where its sum goes.
+  const bool permuted = VPT == 1 && rows_per_cta == 1;
   const int tiles = (hidden + tile_width - 1) / tile_width;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t col = static_cast<int64_t>(tile) * tile_width + col_in_tile;
+    const int64_t pos = static_cast<int64_t>(tile) * tile_width + col_in_tile;
     double s = 0.0;
-    if (col < p.hidden) {
-      const double* src = p.partial + col;
+    if (pos < p.hidden) {
+      const double* src = p.partial + pos;
 #pragma unroll 8
       for (int c = c_begin; c < c_end; ++c) s += __ldcg(src + static_cast<int64_t>(c) * hidden);
     }
     if (segments == 1) {
-      if (col < p.hidden) p.dw[col] = static_cast<float>(s);
+      if (pos < p.hidden) {
+        p.dw[partial_column(static_cast<int>(pos), static_cast<int>(nv), permuted)] =
+            static_cast<float>(s);
+      }
       continue;
     }
     seg_sums[threadIdx.x] = s;
     __syncthreads();
-    if (seg == 0 && col < p.hidden) {
+    if (seg == 0 && pos < p.hidden) {
       double t = 0.0;
       for (int i = 0; i < segments; ++i) t += seg_sums[i * tile_width + col_in_tile];
-      p.dw[col] = static_cast<float>(t);
+      p.dw[partial_column(static_cast<int>(pos), static_cast<int>(nv), permuted)] =
+          static_cast<float>(t);
     }
     __syncthreads();
   }
@@ -495,7 +538,16 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int64_t ring = stage_bytes(VPT, R, blockDim.x);
   const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
   const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine))};
-  deterministic_body<XT, VPT>(p, w, smem, [&] { w.template stage<WT>(p); });
+  // The raw weights are copied before any row: into the ring's last stage, which the first
+  // iteration is the first to fill, and staged as soon as the first rows' copies are issued.
+  constexpr int D = backward_stages(VPT);
+  uint4* raw =
+      reinterpret_cast<uint4*>(smem) + (D - 1) * R * 2 * VPT * static_cast<int>(blockDim.x);
+  if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);
+  deterministic_body<XT, VPT>(p, w, smem, [&] {
+    cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
+    w.template stage_raw<WT>(p, raw);
+  });
 }
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.
@@ -529,7 +581,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
   backward_row_loop<XT, VPT, R>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
-                                scratch, acc, [&] { w.hold(); });
+                                scratch, acc, [] {}, [&] { w.hold(); });
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {

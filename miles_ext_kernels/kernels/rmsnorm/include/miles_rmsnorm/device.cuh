@@ -83,6 +83,8 @@ struct RawWeight8 {
     v = __ldg(reinterpret_cast<const uint4*>(p));
   }
   __device__ __forceinline__ void zero() { v = make_uint4(0u, 0u, 0u, 0u); }
+  // From a copy in shared memory (one 16-byte part).
+  __device__ __forceinline__ void from_parts(const uint4* parts) { v = parts[0]; }
   __device__ __forceinline__ float get(int e) const { return unpack<W>(v, e); }
   // Keeps the compiler from widening the weights ahead of this point: hoisted out of a row loop,
   // the widening would wait for the weight load before the first rows' loads are issued (two
@@ -101,6 +103,11 @@ struct RawWeight8<float> {
   __device__ __forceinline__ void zero() {
     a = make_float4(0.f, 0.f, 0.f, 0.f);
     b = a;
+  }
+  // From a copy in shared memory (two 16-byte parts).
+  __device__ __forceinline__ void from_parts(const uint4* parts) {
+    a = reinterpret_cast<const float4*>(parts)[0];
+    b = reinterpret_cast<const float4*>(parts)[1];
   }
   __device__ __forceinline__ float get(int e) const {
     return e < 4 ? (&a.x)[e] : (&b.x)[e - 4];
