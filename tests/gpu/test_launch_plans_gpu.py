@@ -18,6 +18,7 @@ from miles_ext_kernels.cake import (  # noqa: E402
     rmsnorm,
     rmsnorm_backward,
     rmsnorm_forward,
+    rmsnorm_workspace,
 )
 from miles_ext_kernels.cake.backends import launch_plans, programs  # noqa: E402
 from miles_ext_kernels.cake.ops import rmsnorm as ops  # noqa: E402
@@ -110,6 +111,26 @@ def test_backward_replay_has_the_full_path_bits(deterministic, residual, rows, n
             assert torch.equal(dw, first[1]) and torch.equal(dw, full[1])
         else:  # atomics: the replayed dw starts from zeros too
             torch.testing.assert_close(dw, first[1], rtol=1e-5, atol=1e-5)
+
+
+def test_backward_with_a_caller_workspace_replays_per_buffer(no_dispatch):
+    hidden, rows = 4096, 3000
+    _require(hidden)
+    gen = torch.Generator(device=DEV).manual_seed(5)
+    x = torch.randn(rows, hidden, device=DEV, generator=gen).bfloat16()
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).bfloat16()
+    g = torch.randn(rows, hidden, device=DEV, generator=gen).bfloat16()
+    _, rstd = rmsnorm_forward(x, w)
+    launch_plans.clear()
+    first, second = rmsnorm_workspace(hidden, DEV), rmsnorm_workspace(hidden, DEV)
+    expected = rmsnorm_backward(g, x, w, rstd, workspace=first)
+    rmsnorm_backward(g, x, w, rstd, workspace=second)
+    assert launch_plans.plan_count() == 2  # one plan per buffer
+    no_dispatch()
+    for workspace in (first, second, first):
+        dx, dw = rmsnorm_backward(g, x, w, rstd, workspace=workspace)
+        assert torch.equal(dx, expected[0]) and torch.equal(dw, expected[1])
+    assert launch_plans.plan_count() == 2
 
 
 def test_misaligned_input_takes_the_full_path(no_dispatch):

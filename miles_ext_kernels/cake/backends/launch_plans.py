@@ -15,8 +15,9 @@ makes the same launches; what it cannot hold (data addresses) is checked per cal
 that fails a check takes the full path.
 
 Plans are made only where the full path read every input in place (no copies) and wrote into
-fresh outputs; they hold the cached backward workspace, so they are dropped with it
-(:func:`clear`, called by ``programs.clear_workspace_cache`` and ``dispatch.clear_caches``).
+fresh outputs; they hold the backward workspace (the cached one, or the caller's, whose address
+is part of the key), so they are dropped with the cache (:func:`clear`, called by
+``programs.clear_workspace_cache`` and ``dispatch.clear_caches``).
 """
 
 from __future__ import annotations
@@ -90,9 +91,13 @@ def forward_signature(x: Any, w: Any, eps: Any, residual: Any, zero_centered_gam
 
 def backward_signature(g: Any, x: Any, w: Any, rstd: Any, g_residual: Any, deterministic: Any,
                        zero_centered_gamma: Any, cast_before_weight_mul: Any, backend: Any,
-                       strict: Any) -> tuple[Any, ...] | None:
-    """The plan key of a backward call (None when it cannot have one); it names the current
-    stream, whose cached workspace the plan holds."""
+                       strict: Any, workspace: Any = None) -> tuple[Any, ...] | None:
+    """The plan key of a backward call (None when it cannot have one).
+
+    It names the current stream, whose cached workspace the plan holds, or the caller's
+    ``workspace`` by address and layout: the plan keeps views of that buffer (so its memory
+    stays allocated while the plan lives), and a call with another buffer has another key.
+    """
     if (type(x) not in _TENSOR_TYPES or type(g) not in _TENSOR_TYPES
             or type(w) not in _TENSOR_TYPES or type(rstd) not in _TENSOR_TYPES or not x.is_cuda
             or type(deterministic) is not bool or type(zero_centered_gamma) is not bool
@@ -104,11 +109,17 @@ def backward_signature(g: Any, x: Any, w: Any, rstd: Any, g_residual: Any, deter
         res = _tensor_signature(g_residual)
     else:
         return None
+    if workspace is None:
+        buffer = None
+    elif type(workspace) in _TENSOR_TYPES:
+        buffer = (workspace.data_ptr(), *_tensor_signature(workspace))
+    else:
+        return None
     device = x.get_device()
     stream = torch._C._cuda_getCurrentRawStream(device)
     return ("bwd", _tensor_signature(g), _tensor_signature(x), _tensor_signature(w),
             _tensor_signature(rstd), res, deterministic, zero_centered_gamma,
-            cast_before_weight_mul, backend, strict, _env(), stream)
+            cast_before_weight_mul, backend, strict, _env(), stream, buffer)
 
 
 _View = tuple[tuple[int, ...], tuple[int, ...]]  # (size, stride) over the same address

@@ -315,15 +315,15 @@ def rmsnorm_backward(
     hook; ignored by the reference backend and by the first-party small-batch program, whose
     cluster follows from the hidden size).
 
-    Without ``workspace``, ``dx``, ``dw`` and ``grid``, a call whose signature already ran a
-    program replays its launch plan
+    Without ``dx``, ``dw`` and ``grid``, a call whose signature (including the workspace
+    buffer) already ran a program replays its launch plan
     (:mod:`~miles_ext_kernels.cake.backends.launch_plans`).
     """
     key = None
-    if workspace is None and dx is None and dw is None and grid is None:
+    if dx is None and dw is None and grid is None:
         key = launch_plans.backward_signature(g, x, w, rstd, g_residual, deterministic,
                                               zero_centered_gamma, cast_before_weight_mul,
-                                              backend, strict)
+                                              backend, strict, workspace)
         plan = launch_plans.lookup(key)
         if plan is not None:
             replayed = launch_plans.run(plan, {"g": g, "x": x, "w": w, "r": rstd,
