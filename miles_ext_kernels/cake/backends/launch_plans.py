@@ -63,6 +63,19 @@ def _tensor_signature(t: torch.Tensor) -> tuple[Any, ...]:
     return (t.shape, t.stride(), t.dtype, t.get_device())
 
 
+_NOT_A_TENSOR = ("not a tensor",)
+
+
+def _optional_signature(t: Any) -> tuple[Any, ...] | None:
+    """The signature of an optional tensor argument (None for None; :data:`_NOT_A_TENSOR` for
+    anything else that is not a plain tensor, which makes the call unplannable)."""
+    if t is None:
+        return None
+    if type(t) in _TENSOR_TYPES:
+        return _tensor_signature(t)
+    return _NOT_A_TENSOR
+
+
 def _env() -> tuple[str | None, ...]:
     return tuple(os.environ.get(name) for name in _ENV_NAMES)
 
@@ -79,11 +92,8 @@ def forward_signature(x: Any, w: Any, eps: Any, residual: Any, zero_centered_gam
             or type(eps) is not float or type(zero_centered_gamma) is not bool
             or type(cast_before_weight_mul) is not bool):
         return None
-    if residual is None:
-        res = None
-    elif type(residual) in _TENSOR_TYPES:
-        res = _tensor_signature(residual)
-    else:
+    res = _optional_signature(residual)
+    if res is _NOT_A_TENSOR:
         return None
     return ("fwd", _tensor_signature(x), _tensor_signature(w), res, eps, zero_centered_gamma,
             cast_before_weight_mul, backend, strict, _env())
@@ -103,18 +113,12 @@ def backward_signature(g: Any, x: Any, w: Any, rstd: Any, g_residual: Any, deter
             or type(deterministic) is not bool or type(zero_centered_gamma) is not bool
             or type(cast_before_weight_mul) is not bool):
         return None
-    if g_residual is None:
-        res = None
-    elif type(g_residual) in _TENSOR_TYPES:
-        res = _tensor_signature(g_residual)
-    else:
+    res = _optional_signature(g_residual)
+    buffer = _optional_signature(workspace)
+    if res is _NOT_A_TENSOR or buffer is _NOT_A_TENSOR:
         return None
-    if workspace is None:
-        buffer = None
-    elif type(workspace) in _TENSOR_TYPES:
-        buffer = (workspace.data_ptr(), *_tensor_signature(workspace))
-    else:
-        return None
+    if buffer is not None:
+        buffer = (workspace.data_ptr(), *buffer)
     device = x.get_device()
     stream = torch._C._cuda_getCurrentRawStream(device)
     return ("bwd", _tensor_signature(g), _tensor_signature(x), _tensor_signature(w),
