@@ -29,7 +29,8 @@ class Entry:
 @pytest.fixture
 def direct_calls(monkeypatch):
     """``call_entries`` without a CUDA stream: calls the entries in order."""
-    def call_entries(calls, device):
+    def call_entries(calls, device, *, detach=True):
+        assert not detach  # a replay passes its inputs detached already
         for entry, args in calls:
             entry(*args)
     monkeypatch.setattr(launch, "call_entries", call_entries)
@@ -127,7 +128,7 @@ def test_copied_inputs_and_shared_kernel_tensors_make_no_plan():
 
 
 def test_capture_without_launches_stores_nothing():
-    launch_plans.remember_capture(("k",), launch_plans.Capture.empty(), CPU, {}, [])
+    launch_plans.remember_capture(("k",), launch_plans.Capture(), CPU, {}, [])
     assert launch_plans.plan_count() == 0
 
 

@@ -26,7 +26,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -267,14 +267,9 @@ class Capture:
     """What the full path records for a plan: the programs' views of the inputs (with the
     alignment their addresses need), the fresh outputs, and each module's entry and arguments."""
 
-    inputs: dict[str, tuple[torch.Tensor, int]]
-    outputs: dict[str, tuple[torch.Tensor, bool]]
-    steps: list[tuple[Any, list[Any]]]
-
-    @classmethod
-    def empty(cls) -> Capture:
-        """A capture with nothing recorded yet."""
-        return cls({}, {}, [])
+    inputs: dict[str, tuple[torch.Tensor, int]] = field(default_factory=dict)
+    outputs: dict[str, tuple[torch.Tensor, bool]] = field(default_factory=dict)
+    steps: list[tuple[Any, list[Any]]] = field(default_factory=list)
 
 
 def remember_capture(key: tuple[Any, ...], capture: Capture, device: torch.device,
@@ -321,7 +316,7 @@ def run(plan: LaunchPlan, sources: Mapping[str, torch.Tensor]) -> tuple[torch.Te
         calls.append((step.entry, args))
     from miles_ext_kernels.cake.jit import launch
 
-    launch.call_entries(calls, plan.device.index)
+    launch.call_entries(calls, plan.device.index, detach=False)  # inputs detached above
     results = []
     for name, shape in plan.results:
         tensor = tensors[name]

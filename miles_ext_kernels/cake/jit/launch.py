@@ -120,16 +120,19 @@ def prepare_module(
     return _entry_for(package, record, arch), args
 
 
-def call_entries(calls: Sequence[tuple[Any, Sequence[Any]]], device: int | None) -> None:
+def call_entries(calls: Sequence[tuple[Any, Sequence[Any]]], device: int | None, *,
+                 detach: bool = True) -> None:
     """Call each ``entry(*args)`` in order on the current torch stream of CUDA ``device``.
 
     Tensors that require grad (autograd.Function inputs, saved tensors) cannot take DLPack's
-    fast path; the kernels only read and write their storage, so they are passed detached.
+    fast path; the kernels only read and write their storage, so they are passed detached
+    (``detach=False``: the caller already did).
     """
     import tvm_ffi
 
-    calls = [(entry, [a.detach() if getattr(a, "requires_grad", False) else a for a in args])
-             for entry, args in calls]
+    if detach:
+        calls = [(entry, [a.detach() if getattr(a, "requires_grad", False) else a
+                          for a in args]) for entry, args in calls]
     set_stream = getattr(getattr(tvm_ffi, "core", None), "_env_set_current_stream", None)
     if set_stream is None or device is None:
         with tvm_ffi.use_torch_stream():

@@ -250,7 +250,7 @@ def rmsnorm_forward(
     else:
         from miles_ext_kernels.cake.backends import programs
 
-        capture = launch_plans.Capture.empty() if key is not None else None
+        capture = launch_plans.Capture() if key is not None else None
         outputs = programs.run_forward(
             decision, x2, w, eps, residual=u2, zero_centered_gamma=zero_centered_gamma,
             cast_before_weight_mul=cast_before_weight_mul, y=y_buffer, capture=capture)
@@ -383,7 +383,7 @@ def rmsnorm_backward(
 
         dx_buffer = dx.view(rows, hidden) if dx is not None and dx.is_contiguous() else None
         dw_buffer = dw if dw is not None and dw.is_contiguous() else None
-        capture = launch_plans.Capture.empty() if key is not None else None
+        capture = launch_plans.Capture() if key is not None else None
         dx2, dw1 = programs.run_backward(
             decision, g2, x2, w, rstd1, g_residual=gh2, zero_centered_gamma=zero_centered_gamma,
             cast_before_weight_mul=cast_before_weight_mul, workspace=workspace, dx=dx_buffer,

@@ -1,5 +1,5 @@
-// miles-ext-kernels first-party RMSNorm: checks and parameter block shared by the two backward
-// bindings.
+// miles-ext-kernels first-party RMSNorm: checks and parameter block shared by the three backward
+// bindings (deterministic, small-batch, atomic).
 #pragma once
 
 #include "miles_rmsnorm/ffi_args.h"
