@@ -45,6 +45,11 @@ HEADERS = (
 # 64 registers), half as many where one CTA fills it, and at most
 # BACKWARD_SQRT_ROWS_FACTOR * ceil(sqrt(rows)) (measured on the H200: T=1024, H=8192 52.7 -> 38.0
 # us; T=4096, H=8192 96 -> 79 us; no change at T >= 16384 where two CTAs share an SM).
+# 264 = 2 x 132: on the 132-SM H100 / H200 every co-resident CTA holds one chunk of a large
+# batch, none two (measured on the H200 against 256 / 128: 65536 x 4096 444 -> 434 us, 65536 x
+# 8192 899 -> 872, 65536 x 6144 705 -> 688, 65536 x 2048 232 -> 228; T = 16384 within 1%
+# except 8192, 234 -> 231; 528 chunks, two a CTA, were slower everywhere). It is a constant of
+# the package, not the device's SM count: dw keeps its bits on every GPU.
 FORWARD_GRID_PER_SM = 16
 # Between these hidden sizes (exclusive, inclusive) the forward past the spread window launches
 # a CTA for every rows_per_cta rows instead of the persistent grid (the hardware hands out CTAs
@@ -58,7 +63,7 @@ MAX_GRID_X = 2**31 - 1
 # group instead of two), spreading a small batch over twice the SMs.
 FORWARD_SPREAD_CTAS = 128
 BACKWARD_CTAS_PER_SM = 2
-BACKWARD_MAX_CHUNKS = 256
+BACKWARD_MAX_CHUNKS = 264
 BACKWARD_SQRT_ROWS_FACTOR = 4
 # The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
