@@ -74,7 +74,7 @@ def _within_dw_budget(dw, ref, relative=1e-4):
     return bool(((dw.double() - ref).abs() <= relative + relative * ref.abs()).all())
 
 
-@pytest.mark.parametrize("hidden", [64, 72, 896, 2880, 4096, 5376, 16384])
+@pytest.mark.parametrize("hidden", [64, 72, 896, 2880, 4096, 5376, 6144, 12288, 16384])
 @pytest.mark.parametrize(("x_dtype", "w_dtype"), [(torch.bfloat16, torch.bfloat16),
                                                   (torch.bfloat16, torch.float32),
                                                   (torch.float16, torch.float16)])
@@ -164,7 +164,7 @@ def test_dw_bits_identical_across_cuda_graph_replays_and_processes():
     assert out.stdout.strip() == dw0.double().cpu().numpy().tobytes().hex()
 
 
-@pytest.mark.parametrize("hidden", [256, 2880, 4096])
+@pytest.mark.parametrize("hidden", [256, 2880, 4096, 6144])
 @pytest.mark.parametrize("residual", [False, True])
 def test_batch_invariance_of_every_row_output(hidden, residual):
     _skip_unless_first_party(hidden, residual=residual)
@@ -198,6 +198,26 @@ def test_every_output_element_is_written():
     rmsnorm_backward(g, h, w, rstd, g_residual=g, dx=dx, dw=dw, **FP)
     for name, t in {"y": y, "rstd": rstd, "h_new": h, "dx": dx, "dw": dw}.items():
         assert not t.isnan().any(), f"{name} has unwritten elements"
+
+
+@pytest.mark.parametrize("hidden", [5632, 6144, 10240, 12288])
+@pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
+                                      {"zero_centered_gamma": True}])
+def test_ring_forward_gives_the_register_forwards_bits(hidden, contract):
+    """Without a residual these hidden sizes take the forward through the cp.async ring; with a
+    zero residual, the plain forward (config.h: forward_ring_stages). h = x + 0 is x (randn
+    in BF16 has no negative zeros), so every bit of y and rstd must agree."""
+    _skip_unless_first_party(hidden)
+    for rows in (1, 77, 20011):
+        x, w, _, _ = _inputs(rows, hidden, seed=rows)
+        y = torch.full_like(x, float("nan"))
+        y_ring, rstd_ring = rmsnorm_forward(x, w, EPS, out=y, **contract, **FP)
+        assert y_ring.data_ptr() == y.data_ptr() and not y.isnan().any()
+        y_plain, rstd_plain, h = rmsnorm_forward(x, w, EPS, residual=torch.zeros_like(x),
+                                                 **contract, **FP)
+        assert torch.equal(h, x)
+        assert torch.equal(y_ring, y_plain), f"y bits differ at T={rows}"
+        assert torch.equal(rstd_ring, rstd_plain), f"rstd bits differ at T={rows}"
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])

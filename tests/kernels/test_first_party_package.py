@@ -32,6 +32,9 @@ int main() {
     if (!hidden_supported(h)) return 1;
     dump("fwd", forward_config(h), h);
     dump("bwd", backward_config(h), h);
+    std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
+                forward_ring_stages(forward_config(h), true),
+                static_cast<long long>(forward_ring_bytes(forward_config(h))));
     const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
     const unsigned long long magic = division_magic(f.tpr);
     for (unsigned long long n = 0; n < 1024; ++n) {
@@ -156,12 +159,18 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
     assert len(small) == 5 * len(served) and served[-1] == 8192
-    assert len(lines) == 2 * len(SPEC.supported_hidden_sizes()) + len(small)
+    assert len(lines) == 3 * len(SPEC.supported_hidden_sizes()) + len(small)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("tpr", "row_warps", "ctas", "slice_warps", "slice", "row_groups",
                   "rows_per_group", "block")
     for line in lines:
         kind, hidden, *numbers = line.split()
+        if kind == "ring":
+            config = SPEC.forward_config(int(hidden))
+            want = (SPEC.forward_ring_stages(config, False), SPEC.forward_ring_stages(config, True),
+                    SPEC.forward_ring_bytes(config))
+            assert tuple(map(int, numbers)) == want, line
+            continue
         if kind == "small":
             rows, *numbers = numbers
             shape = SPEC.small_backward_shape(int(rows), int(hidden))
@@ -183,6 +192,19 @@ def test_row_groups_leave_fewer_than_a_warp_of_threads_idle(kind):
         else:
             assert c["tpr"] & (c["tpr"] - 1) == 0, (hidden, c)  # shuffle groups of 2^k lanes
         assert c["block"] <= 1024 and c["block"] == c["groups"] * c["tpr"], (hidden, c)
+
+
+def test_ring_forward_only_where_registers_bound_the_bytes_in_flight():
+    ring = {h for h in SPEC.supported_hidden_sizes()
+            if SPEC.forward_ring_stages(SPEC.forward_config(h), residual=False)}
+    assert {5632, 6144, 10240, 12288} <= ring
+    assert not ring & {2048, 4096, 5120, 8192, 16384}  # an SM holds 1024 plain threads there
+    assert min(ring) == 5128 and max(ring) == 12288
+    for hidden in SPEC.supported_hidden_sizes():
+        config = SPEC.forward_config(hidden)
+        assert SPEC.forward_ring_stages(config, residual=True) == 0
+        if hidden in ring:  # fits an H100 / H200 CTA (227 KB opt-in, 512 B of static scratch)
+            assert SPEC.forward_ring_bytes(config) <= 227 * 1024 - 512, hidden
 
 
 def test_grid_rules_use_the_rows_a_cta_covers():

@@ -56,6 +56,13 @@ FORWARD_GRID_PER_SM = 16
 # as SMs free up; measured on the H200: 65536 x 4096 285.7 -> 268.6 us, 65536 x 1536 110.7 ->
 # 103.6 us, 16384 x 4096 71.6 -> 69.8 us; no gain at H <= 512, a loss at H >= 5120).
 FORWARD_FULL_GRID_HIDDEN = (512, 4096)
+# The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
+# plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
+# has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,
+# 16384 x 6144 115.4 -> 104.7 us; slower where an SM holds 1024 plain threads, e.g. 65536 x 4096
+# 269 -> 287 us, and with a residual, 65536 x 6144 828 -> 841 us).
+FORWARD_RING_STAGES = 3
+FORWARD_RING_MAX_RESIDENT = 768
 # Grid x of a CUDA launch.
 MAX_GRID_X = 2**31 - 1
 # Up to FORWARD_SPREAD_CTAS CTAs' worth of rows, the forward gives every row a row group of its
@@ -116,6 +123,18 @@ def forward_config(hidden: int) -> dict[str, int]:
     if nv <= 32:
         return _config(1, _row_threads(nv), 256, 2)
     return _config(2, _row_threads((nv + 1) // 2), 256, 2)
+
+
+def forward_ring_stages(cfg: dict[str, int], residual: bool) -> int:
+    """Stages of the forward's cp.async ring for launch shape ``cfg`` (0: rows go straight to
+    registers; mirrors config.h). A launch decision only: the ring computes the same bits."""
+    resident = (1024 // cfg["block"]) * cfg["block"]
+    return FORWARD_RING_STAGES if not residual and resident <= FORWARD_RING_MAX_RESIDENT else 0
+
+
+def forward_ring_bytes(cfg: dict[str, int]) -> int:
+    """Dynamic shared memory of the forward's ring for launch shape ``cfg`` (mirrors config.h)."""
+    return FORWARD_RING_STAGES * cfg["rows_per_group"] * cfg["vpt"] * cfg["block"] * 16
 
 
 def forward_full_grid(lo: int, hi: int) -> bool:

@@ -1,10 +1,48 @@
 // miles-ext-kernels first-party RMSNorm forward program: device code and its host launcher.
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
+
+#include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/dispatch.cuh"
 #include "miles_rmsnorm/forward.cuh"
 
 namespace {
+
+// Whether the ring forward of <XT, WT, VPT> may take `bytes` of dynamic shared memory on the
+// current device. The first call for a device raises that kernel's limit to all the device
+// allows (a function attribute, legal during stream capture); later calls read a bit mask. Each
+// instantiation keeps its own state (the attribute belongs to one kernel). Devices past the
+// 64th, or a failed query, take the plain forward.
+template <typename XT, typename WT, int VPT>
+bool ring_fits(int64_t bytes) {
+  const auto kernel = miles_rmsnorm::forward_ring_kernel<XT, WT, VPT>;
+  static std::atomic<uint64_t> raised{0};
+  static std::atomic<int64_t> limit[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
+  const uint64_t bit = UINT64_C(1) << device;
+  if ((raised.load(std::memory_order_acquire) & bit) == 0) {
+    int optin = 0;
+    cudaFuncAttributes attr{};
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess ||
+        cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    const int64_t room = static_cast<int64_t>(optin) - static_cast<int64_t>(attr.sharedSizeBytes);
+    if (room > 0 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(room)) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    limit[device].store(room > 0 ? room : 0, std::memory_order_relaxed);
+    raised.fetch_or(bit, std::memory_order_release);
+  }
+  return bytes <= limit[device].load(std::memory_order_relaxed);
+}
 
 struct ForwardLaunch {
   const miles_rmsnorm::ForwardParams* p;
@@ -14,6 +52,19 @@ struct ForwardLaunch {
 
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
+    // One vector per thread means CTAs of 256 threads, which never take the ring.
+    if constexpr (VPT > 1) {
+      const miles_rmsnorm::RowConfig c = miles_rmsnorm::forward_config(p->hidden);
+      const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
+      if (miles_rmsnorm::forward_ring_stages(c, residual) > 0) {
+        const int64_t bytes = miles_rmsnorm::forward_ring_bytes(c);
+        if (ring_fits<XT, WT, VPT>(bytes)) {
+          miles_rmsnorm::forward_ring_kernel<XT, WT, VPT>
+              <<<grid, block, static_cast<size_t>(bytes), stream>>>(*p);
+          return cudaGetLastError();
+        }
+      }
+    }
     miles_rmsnorm::forward_kernel<XT, WT, VPT><<<grid, block, 0, stream>>>(*p);
     return cudaGetLastError();
   }

@@ -77,6 +77,27 @@ inline RowConfig forward_config(int64_t hidden) {
   return make_config(2, row_threads((nv + 1) / 2), 256, forward_rows_per_group(2));
 }
 
+// Forward through a cp.async ring: stages of a CTA's row loads kept in shared memory (the
+// loads of the next kForwardRingStages - 1 iterations in flight while one is computed). The
+// plain forward keeps its rows in registers, so the bytes in flight are bounded by how many
+// 64-register threads an SM holds: floor(1024 / block) CTAs. Where that leaves at most 768 of
+// 1024 threads (blocks of 352-384 and 544-768 threads: hidden 5128-6144 and 8200-12288) and the
+// call has no residual (whose ring would halve the CTAs an SM holds), the ring keeps more bytes
+// in flight. Measured on the H200 (spec.py has the numbers).
+// The arithmetic is the same, so are the bits: the choice is a launch decision only.
+constexpr int kForwardRingStages = 3;
+constexpr int kForwardRingMaxResidentThreads = 768;
+
+inline int forward_ring_stages(const RowConfig& c, bool residual) {
+  const int resident = (1024 / c.block) * c.block;
+  return !residual && resident <= kForwardRingMaxResidentThreads ? kForwardRingStages : 0;
+}
+
+// Dynamic shared memory of the ring: [stage][row][vector][thread] 16-byte slots.
+inline int64_t forward_ring_bytes(const RowConfig& c) {
+  return static_cast<int64_t>(kForwardRingStages) * c.rows_per_group * c.vpt * c.block * 16;
+}
+
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)
 // above; the FP64 dw accumulators live in registers.
 inline RowConfig backward_config(int64_t hidden) {

@@ -157,4 +157,122 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   }
 }
 
+
+// The forward without a residual, its row loads staged through a per-thread cp.async ring of
+// kForwardRingStages stages in dynamic shared memory (forward_ring_bytes): the same arithmetic as
+// forward_kernel, so the same bits, but the bytes in flight no longer depend on how many CTAs
+// the registers let an SM hold (config.h: forward_ring_stages).
+template <typename XT, typename WT, int VPT>
+__global__ void __launch_bounds__(1024, 1) forward_ring_kernel(const ForwardParams p) {
+  constexpr int R = forward_rows_per_group(VPT);
+  constexpr int D = kForwardRingStages;
+  extern __shared__ __align__(16) uint4 ring[];
+  __shared__ __align__(16) float scratch_mem[2 * R * 32];
+  const int tpr = p.tpr;
+  const int groups = p.groups;
+  const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
+  const int lane = static_cast<int>(threadIdx.x) - group * tpr;
+  RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
+  const int64_t nv = p.hidden / 8;
+  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+  const XT* __restrict__ x = static_cast<const XT*>(p.x);
+  XT* __restrict__ y = static_cast<XT*>(p.y);
+  const float hidden_f = static_cast<float>(p.hidden);
+  // This thread's 16-byte slot of vector k of row slot i in stage buf.
+  auto slot = [&](int buf, int i, int k) {
+    return ring + (((buf * R + i) * VPT + k) * static_cast<int>(blockDim.x) +
+                   static_cast<int>(threadIdx.x));
+  };
+
+  RawWeight8<WT> w[VPT];
+  load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
+
+  const int active = static_cast<int64_t>(gridDim.x) * groups >= p.rows ? 1 : R;
+  const int64_t rows_per_iter = static_cast<int64_t>(groups) * active;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * rows_per_iter;
+  // Starts the copies of the rows of the iteration at `base` into stage `buf` (one commit
+  // group, empty past the last row).
+  auto issue = [&](int64_t base, int buf) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int64_t row = base + group + static_cast<int64_t>(i) * groups;
+      if (i < active && row < p.rows) {
+        const XT* xr = x + row_offset(row, p.heads, p.x_addr);
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+          if (j < nv) cp_async16(slot(buf, i, k), xr + j * 8);
+        }
+      }
+    }
+    cp_async_commit();
+  };
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * rows_per_iter;
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) issue(first + d * step, d);
+  // The rows' loads are issued: only now may the weights be widened.
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].hold();
+  int buf = 0;
+  for (int64_t base = first; base < p.rows; base += step) {
+    // Stage (buf + D - 1) mod D was last read by this thread in the previous iteration (each
+    // thread reads only its own slots, so no barrier is needed).
+    issue(base + (D - 1) * step, buf == 0 ? D - 1 : buf - 1);
+    cp_async_wait_pending<D - 1>();
+    int64_t row[R];
+    bool valid[R];
+    uint4 h[R][VPT];
+    float ss[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      row[i] = base + group + static_cast<int64_t>(i) * groups;
+      valid[i] = i < active && row[i] < p.rows;
+      ss[i] = 0.0f;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+        h[i][k] = valid[i] && j < nv ? *slot(buf, i, k) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const float v = unpack<XT>(h[i][k], e);
+          ss[i] += v * v;
+        }
+      }
+    }
+    row_sums<R>(ss, tpr, scratch);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) launder(h[i][k]);
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (!valid[i]) continue;
+      const float r = 1.0f / sqrtf(ss[i] / hidden_f + p.eps);
+      XT* yr = y + row[i] * p.hidden;
+      if (cast) {
+        if (zero_centered) {
+          store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
+        } else {
+          store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
+        }
+      } else if (zero_centered) {
+        store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
+      } else {
+        store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
+      }
+      if (lane == 0) p.rstd[row[i]] = r;
+    }
+    buf = buf == D - 1 ? 0 : buf + 1;
+  }
+  cp_async_wait_all();
+}
+
 }  // namespace miles_rmsnorm
