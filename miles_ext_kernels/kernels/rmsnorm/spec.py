@@ -56,6 +56,12 @@ FORWARD_GRID_PER_SM = 16
 # as SMs free up; measured on the H200: 65536 x 4096 285.7 -> 268.6 us, 65536 x 1536 110.7 ->
 # 103.6 us, 16384 x 4096 71.6 -> 69.8 us; no gain at H <= 512, a loss at H >= 5120).
 FORWARD_FULL_GRID_HIDDEN = (512, 4096)
+# The residual form (x and u read, h_new and y written) takes the full grid up to a higher
+# hidden size: its own module records (measured on the H200, persistent -> full grid: 65536 x
+# 4608 615.5 -> 582.5 us, x 6144 831.3 -> 783.9; 3-5% at T = 16384; docs/kernels.md step 23).
+# 6656-8192 measured faster too (65536 x 8192 1223.8 -> 1101.6 us) but not yet through the GPU
+# suite with full-grid records; above 8192 not measured.
+FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 6144)
 # The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
 # plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
 # has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,
@@ -137,10 +143,11 @@ def forward_ring_bytes(cfg: dict[str, int]) -> int:
     return FORWARD_RING_STAGES * cfg["rows_per_group"] * cfg["vpt"] * cfg["block"] * 16
 
 
-def forward_full_grid(lo: int, hi: int) -> bool:
-    """Whether the forward records of hidden sizes ``lo..hi`` launch a CTA per rows_per_cta rows
-    (else a persistent grid of FORWARD_GRID_PER_SM CTAs an SM)."""
-    low, high = FORWARD_FULL_GRID_HIDDEN
+def forward_full_grid(lo: int, hi: int, residual: bool = False) -> bool:
+    """Whether the forward records of hidden sizes ``lo..hi`` (of the residual form, or of the
+    plain one) launch a CTA per rows_per_cta rows (else a persistent grid of
+    FORWARD_GRID_PER_SM CTAs an SM)."""
+    low, high = FORWARD_RESIDUAL_FULL_GRID_HIDDEN if residual else FORWARD_FULL_GRID_HIDDEN
     return lo > low and hi <= high
 
 
@@ -310,18 +317,27 @@ def build_description() -> dict[str, Any]:
     atomic = _program("miles_rmsnorm_bwd_nondet", "miles_rmsnorm_backward_atomic_launch")
     # Route lists without clusters (sm_80, sm_89) and with them (sm_90 and later), where the
     # small-batch program takes the first rows of every hidden size it serves.
-    plain: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
-    cluster: dict[str, list[str]] = {"fwd": [], "bwd": [], "bwd_nondet": []}
+    plain: dict[str, list[str]] = {"fwd": [], "fwd_residual": [], "bwd": [], "bwd_nondet": []}
+    cluster: dict[str, list[str]] = {"fwd": [], "fwd_residual": [], "bwd": [], "bwd_nondet": []}
 
     for lo, hi, cfg in hidden_buckets(forward_config):
         spread = forward_spread_rows(cfg)
         full = forward_full_grid(lo, hi)
-        for name, rows_per_cta, select, uncapped in (
+        full_residual = forward_full_grid(lo, hi, residual=True)
+        # (name, rows_per_cta, select rule, uncapped grid, routes that take it)
+        records = [
             (f"miles_rmsnorm_fwd__h{hi}_t{spread}", cfg["groups"],
-             {"kind": "rows_between", "above": 0, "at_most": spread}, False),
+             {"kind": "rows_between", "above": 0, "at_most": spread}, False,
+             ("fwd", "fwd_residual")),
             (f"miles_rmsnorm_fwd__h{hi}", cfg["rows_per_cta"],
-             {"kind": "rows_between", "above": spread, "at_most": None}, full),
-        ):
+             {"kind": "rows_between", "above": spread, "at_most": None}, full,
+             ("fwd",) if full_residual != full else ("fwd", "fwd_residual")),
+        ]
+        if full_residual != full:
+            records.append((f"miles_rmsnorm_fwd__h{hi}_residual", cfg["rows_per_cta"],
+                            {"kind": "rows_between", "above": spread, "at_most": None},
+                            full_residual, ("fwd_residual",)))
+        for name, rows_per_cta, select, uncapped, route_names in records:
             modules[name] = _record(
                 fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
                 grid_rule={"kind": "rows_per_cta", "rows_per_cta": rows_per_cta,
@@ -330,8 +346,9 @@ def build_description() -> dict[str, Any]:
                 workspace_rule=None, cooperative=False,
             )
             modules[name]["select_rule"] = select
-            plain["fwd"].append(name)
-            cluster["fwd"].append(name)
+            for route in route_names:
+                plain[route].append(name)
+                cluster[route].append(name)
     for lo, hi, cfg in hidden_buckets(backward_config):
         small_rows = small_backward_rows(hi)
         det_args = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),
@@ -387,7 +404,7 @@ def build_description() -> dict[str, Any]:
     def forms(routes: dict[str, list[str]]) -> dict[str, list[str]]:
         return {
             "fwd": routes["fwd"],
-            "fwd_residual": routes["fwd"],
+            "fwd_residual": routes["fwd_residual"],
             "bwd": routes["bwd"],
             "bwd_residual": routes["bwd"],
             "bwd_nondet": routes["bwd_nondet"],
