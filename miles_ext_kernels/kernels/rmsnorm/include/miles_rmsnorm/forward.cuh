@@ -32,6 +32,65 @@ __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[
   }
 }
 
+// The contract of a call as the row loop uses it; the kernels read it once, before the loop.
+struct RowContract {
+  bool cast;
+  bool zero_centered;
+  float hidden_f;
+};
+
+__device__ __forceinline__ RowContract row_contract(const ForwardParams& p) {
+  return {(p.flags & kCastBeforeWeightMul) != 0, (p.flags & kZeroCenteredGamma) != 0,
+          static_cast<float>(p.hidden)};
+}
+
+// The rest of an iteration once its R rows h (as stored: h_new in the residual form) are in
+// registers: FP32 sums of squares, the row reduction, r = 1 / sqrt(mean + eps) (IEEE), y per
+// contract and rstd. Shared by forward_kernel and forward_ring_kernel, so both give the same bits.
+template <typename XT, typename WT, int VPT, int R>
+__device__ __forceinline__ void normalize_rows(uint4 (&h)[R][VPT], float (&ss)[R],
+                                               const int64_t (&row)[R], const bool (&valid)[R],
+                                               const RawWeight8<WT> (&w)[VPT],
+                                               RowScratch<R>& scratch, const ForwardParams& p,
+                                               RowContract c, XT* __restrict__ y, int64_t nv,
+                                               int lane, int tpr) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const float v = unpack<XT>(h[i][k], e);
+        ss[i] += v * v;
+      }
+    }
+  }
+  row_sums<R>(ss, tpr, scratch);
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) launder(h[i][k]);
+  }
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    if (!valid[i]) continue;
+    const float r = 1.0f / sqrtf(ss[i] / c.hidden_f + p.eps);
+    XT* yr = y + row[i] * p.hidden;
+    if (c.cast) {
+      if (c.zero_centered) {
+        store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
+      } else {
+        store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
+      }
+    } else if (c.zero_centered) {
+      store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
+    } else {
+      store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
+    }
+    if (lane == 0) p.rstd[row[i]] = r;
+  }
+}
+
 template <typename XT, typename WT, int VPT>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
@@ -43,14 +102,12 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
   const int64_t nv = p.hidden / 8;
   const bool residual = (p.flags & kResidual) != 0;
-  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
-  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+  const RowContract contract = row_contract(p);
   const XT* __restrict__ x = static_cast<const XT*>(p.x);
   const XT* __restrict__ u = static_cast<const XT*>(p.u);
   const WT* __restrict__ wp = static_cast<const WT*>(p.w);
   XT* __restrict__ y = static_cast<XT*>(p.y);
   XT* __restrict__ h_new = static_cast<XT*>(p.h_new);
-  const float hidden_f = static_cast<float>(p.hidden);
 
   RawWeight8<WT> w[VPT];
   load_raw_weights<WT, VPT>(wp, nv, lane, tpr, w);
@@ -119,41 +176,8 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
     // before the loop would wait for the weights before the first rows are requested).
 #pragma unroll
     for (int k = 0; k < VPT; ++k) w[k].hold();
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const float v = unpack<XT>(h[i][k], e);
-          ss[i] += v * v;
-        }
-      }
-    }
-    row_sums<R>(ss, tpr, scratch);
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) launder(h[i][k]);
-    }
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      if (!valid[i]) continue;
-      const float r = 1.0f / sqrtf(ss[i] / hidden_f + p.eps);
-      XT* yr = y + row[i] * p.hidden;
-      if (cast) {
-        if (zero_centered) {
-          store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
-        } else {
-          store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
-        }
-      } else if (zero_centered) {
-        store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
-      } else {
-        store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
-      }
-      if (lane == 0) p.rstd[row[i]] = r;
-    }
+    normalize_rows<XT, WT, VPT, R>(h, ss, row, valid, w, scratch, p, contract, y, nv, lane,
+                                   tpr);
   }
 }
 
@@ -174,11 +198,9 @@ __global__ void __launch_bounds__(1024, 1) forward_ring_kernel(const ForwardPara
   const int lane = static_cast<int>(threadIdx.x) - group * tpr;
   RowScratch<R> scratch = make_row_scratch<R>(scratch_mem, tpr, group);
   const int64_t nv = p.hidden / 8;
-  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
-  const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+  const RowContract contract = row_contract(p);
   const XT* __restrict__ x = static_cast<const XT*>(p.x);
   XT* __restrict__ y = static_cast<XT*>(p.y);
-  const float hidden_f = static_cast<float>(p.hidden);
   // This thread's 16-byte slot of vector k of row slot i in stage buf.
   auto slot = [&](int buf, int i, int k) {
     return ring + (((buf * R + i) * VPT + k) * static_cast<int>(blockDim.x) +
@@ -235,41 +257,8 @@ __global__ void __launch_bounds__(1024, 1) forward_ring_kernel(const ForwardPara
         h[i][k] = valid[i] && j < nv ? *slot(buf, i, k) : make_uint4(0u, 0u, 0u, 0u);
       }
     }
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const float v = unpack<XT>(h[i][k], e);
-          ss[i] += v * v;
-        }
-      }
-    }
-    row_sums<R>(ss, tpr, scratch);
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) launder(h[i][k]);
-    }
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      if (!valid[i]) continue;
-      const float r = 1.0f / sqrtf(ss[i] / hidden_f + p.eps);
-      XT* yr = y + row[i] * p.hidden;
-      if (cast) {
-        if (zero_centered) {
-          store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
-        } else {
-          store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
-        }
-      } else if (zero_centered) {
-        store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
-      } else {
-        store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
-      }
-      if (lane == 0) p.rstd[row[i]] = r;
-    }
+    normalize_rows<XT, WT, VPT, R>(h, ss, row, valid, w, scratch, p, contract, y, nv, lane,
+                                   tpr);
     buf = buf == D - 1 ? 0 : buf + 1;
   }
   cp_async_wait_all();
