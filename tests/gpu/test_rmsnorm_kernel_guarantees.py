@@ -220,6 +220,53 @@ def test_ring_forward_gives_the_register_forwards_bits(hidden, contract):
         assert torch.equal(rstd_ring, rstd_plain), f"rstd bits differ at T={rows}"
 
 
+def _forward_spread_rows(hidden: int) -> int:
+    """Most rows the forward gives a row group each (the loop-free kernel's window)."""
+    from miles_ext_kernels.kernels.rmsnorm import spec
+
+    return spec.forward_spread_rows(spec.forward_config(hidden))
+
+
+@pytest.mark.parametrize("hidden", [64, 256, 264, 896, 2048, 2880, 5632, 8192, 12288, 16384])
+@pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
+                                      {"zero_centered_gamma": True},
+                                      {"cast_before_weight_mul": True,
+                                       "zero_centered_gamma": True}])
+@pytest.mark.parametrize("residual", [False, True])
+def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, residual):
+    """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel);
+    one row more takes the row-loop kernels (plain, or the ring at 5632 and 12288). Every row's
+    y, rstd and h_new must have the same bits in both, every element written."""
+    _skip_unless_first_party(hidden, residual=residual)
+    limit = _forward_spread_rows(hidden)
+    x, w, _, u = _inputs(limit + 1, hidden, seed=hidden + limit)
+    res = u if residual else None
+    big = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
+    for rows in (1, 2, 7, limit):
+        part = slice(0, rows)
+        y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
+        small = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                                out=y, **contract, **FP)
+        assert not y.isnan().any(), f"unwritten y at T={rows}"
+        names = ("y", "rstd", "h_new")[: len(big)]
+        for name, got, want in zip(names, small, big, strict=True):
+            assert torch.equal(got, want[part]), f"{name} bits differ at T={rows}"
+
+
+def test_loop_free_forward_reads_per_head_views_in_place():
+    hidden, heads, tokens = 256, 4, 300  # 1200 rows: past the window; 3 tokens: inside it
+    _skip_unless_first_party(hidden)
+    assert heads * tokens > _forward_spread_rows(hidden) >= 3 * heads
+    buffer = torch.randn(tokens, heads, hidden + 128, device=DEV).to(torch.bfloat16)
+    view = buffer[:, :, 64:64 + hidden]
+    w = (torch.rand(hidden, device=DEV) + 0.5).to(torch.bfloat16)
+    y_big, rstd_big = rmsnorm_forward(view, w, EPS, **FP)
+    y, rstd = rmsnorm_forward(view[:3], w, EPS, **FP)
+    assert torch.equal(y, y_big[:3]) and torch.equal(rstd, rstd_big[:3])
+    y_copy, rstd_copy = rmsnorm_forward(view[:3].contiguous(), w, EPS, **FP)
+    assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
+
+
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])
 def test_edge_row_counts(rows):
     hidden = 1536

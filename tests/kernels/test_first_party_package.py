@@ -198,7 +198,7 @@ def test_residual_forward_takes_its_own_full_grid_records_above_4096():
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for arch, routes in build["routes"].items():
         own = [n for n in routes["fwd_residual"] if n not in routes["fwd"]]
-        sizes = (4608, 5120, 5632, 6144)
+        sizes = tuple(range(4608, 8192 + 1, 512))
         assert own == [f"miles_rmsnorm_fwd__h{h}_residual" for h in sizes], arch
         assert not [n for n in routes["fwd"] if n.endswith("_residual")], arch
         for name in own:  # its persistent-grid twin serves the plain form only
@@ -237,10 +237,10 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             assert small or select == {"kind": "rows_between", "above": spread, "at_most": None}
             expected = config["groups"] if small else config["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name
-            # past the spread window, 513..4096 (the residual form's own records: up to 6144)
+            # past the spread window, 513..4096 (the residual form's own records: up to 8192)
             # launch a CTA per rows_per_cta rows (capped only by CUDA's grid limit); every
             # other record keeps the persistent 16 CTAs an SM
-            top = 6144 if name.endswith("_residual") else 4096
+            top = 8192 if name.endswith("_residual") else 4096
             full = not small and 512 < record["hidden_rule"]["min"] and hidden <= top
             if full:
                 assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name

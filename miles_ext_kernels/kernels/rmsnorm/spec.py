@@ -58,10 +58,9 @@ FORWARD_GRID_PER_SM = 16
 FORWARD_FULL_GRID_HIDDEN = (512, 4096)
 # The residual form (x and u read, h_new and y written) takes the full grid up to a higher
 # hidden size: its own module records (measured on the H200, persistent -> full grid: 65536 x
-# 4608 615.5 -> 582.5 us, x 6144 831.3 -> 783.9; 3-5% at T = 16384; docs/kernels.md step 23).
-# 6656-8192 measured faster too (65536 x 8192 1223.8 -> 1101.6 us) but not yet through the GPU
-# suite with full-grid records; above 8192 not measured.
-FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 6144)
+# 4608 615.5 -> 582.5 us, x 6144 831.3 -> 783.9, x 8192 1223.8 -> 1101.6; 3-5% at T = 16384;
+# docs/kernels.md steps 23-24). Above 8192 not measured.
+FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
 # The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
 # plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
 # has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,

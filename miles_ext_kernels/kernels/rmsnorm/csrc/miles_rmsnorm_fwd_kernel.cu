@@ -52,6 +52,19 @@ struct ForwardLaunch {
 
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
+    // A grid with a row group for every row (the spread window of a small batch) takes the
+    // loop-free kernel, while its row slots fit 32-bit indices. Its CTAs hold one warp's worth
+    // of row groups (one group when a row takes a warp or more), so no idle group of a CTA
+    // competes with the working ones for issue slots; which CTA computes a row changes no bit.
+    const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
+    if (slots >= p->rows && slots <= INT32_MAX) {
+      miles_rmsnorm::ForwardParams q = *p;
+      q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
+      const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
+      const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
+      miles_rmsnorm::forward_rows_kernel<XT, WT, VPT><<<rows_grid, rows_block, 0, stream>>>(q);
+      return cudaGetLastError();
+    }
     // One vector per thread means CTAs of 256 threads, which never take the ring.
     if constexpr (VPT > 1) {
       const miles_rmsnorm::RowConfig c = miles_rmsnorm::forward_config(p->hidden);

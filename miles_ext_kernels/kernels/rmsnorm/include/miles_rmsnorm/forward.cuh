@@ -11,14 +11,14 @@
 namespace miles_rmsnorm {
 
 // y of one row, specialised on the contract (no per-element select): round((h * r) * w_eff) or
-// round(round(h * r) * w_eff).
-template <typename XT, typename WT, int VPT, bool CAST, bool ZERO_CENTERED>
+// round(round(h * r) * w_eff). Index: the vector index type (32-bit in the loop-free kernel).
+template <typename XT, typename WT, int VPT, bool CAST, bool ZERO_CENTERED, typename Index>
 __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[VPT],
-                                          const RawWeight8<WT> (&w)[VPT], float r, int64_t nv,
+                                          const RawWeight8<WT> (&w)[VPT], float r, Index nv,
                                           int lane, int tpr) {
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
-    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+    const Index j = lane + static_cast<Index>(k) * tpr;
     if (j < nv) {
       float out[8];
 #pragma unroll
@@ -42,6 +42,31 @@ struct RowContract {
 __device__ __forceinline__ RowContract row_contract(const ForwardParams& p) {
   return {(p.flags & kCastBeforeWeightMul) != 0, (p.flags & kZeroCenteredGamma) != 0,
           static_cast<float>(p.hidden)};
+}
+
+// r = 1 / sqrt(mean(h^2) + eps) in FP32 (IEEE division and square root) from a row's sum of
+// squares: the one expression every forward kernel uses.
+__device__ __forceinline__ float row_rstd(float sum_of_squares, RowContract c, float eps) {
+  return 1.0f / sqrtf(sum_of_squares / c.hidden_f + eps);
+}
+
+// y of one row under the call's contract (a uniform branch to the specialised store).
+template <typename XT, typename WT, int VPT, typename Index>
+__device__ __forceinline__ void store_row_for(RowContract c, XT* __restrict__ yr,
+                                              const uint4 (&h)[VPT],
+                                              const RawWeight8<WT> (&w)[VPT], float r,
+                                              Index nv, int lane, int tpr) {
+  if (c.cast) {
+    if (c.zero_centered) {
+      store_row<XT, WT, VPT, true, true>(yr, h, w, r, nv, lane, tpr);
+    } else {
+      store_row<XT, WT, VPT, true, false>(yr, h, w, r, nv, lane, tpr);
+    }
+  } else if (c.zero_centered) {
+    store_row<XT, WT, VPT, false, true>(yr, h, w, r, nv, lane, tpr);
+  } else {
+    store_row<XT, WT, VPT, false, false>(yr, h, w, r, nv, lane, tpr);
+  }
 }
 
 // The rest of an iteration once its R rows h (as stored: h_new in the residual form) are in
@@ -74,19 +99,8 @@ __device__ __forceinline__ void normalize_rows(uint4 (&h)[R][VPT], float (&ss)[R
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (!valid[i]) continue;
-    const float r = 1.0f / sqrtf(ss[i] / c.hidden_f + p.eps);
-    XT* yr = y + row[i] * p.hidden;
-    if (c.cast) {
-      if (c.zero_centered) {
-        store_row<XT, WT, VPT, true, true>(yr, h[i], w, r, nv, lane, tpr);
-      } else {
-        store_row<XT, WT, VPT, true, false>(yr, h[i], w, r, nv, lane, tpr);
-      }
-    } else if (c.zero_centered) {
-      store_row<XT, WT, VPT, false, true>(yr, h[i], w, r, nv, lane, tpr);
-    } else {
-      store_row<XT, WT, VPT, false, false>(yr, h[i], w, r, nv, lane, tpr);
-    }
+    const float r = row_rstd(ss[i], c, p.eps);
+    store_row_for<XT, WT, VPT>(c, y + row[i] * p.hidden, h[i], w, r, nv, lane, tpr);
     if (lane == 0) p.rstd[row[i]] = r;
   }
 }
@@ -181,6 +195,77 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   }
 }
 
+
+// The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
+// rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
+// small batch's time is the instruction path from launch to the last store of one warp, and this
+// kernel's is the shortest. Same arithmetic as normalize_rows, so the same bits: the squares are
+// summed in the same order, and row_sums<1> sums a row's warp partials in a 32-lane butterfly
+// whose extra levels only add zeros (sums of squares are never -0).
+template <typename XT, typename WT, int VPT>
+__global__ void __launch_bounds__(1024, 1) forward_rows_kernel(const ForwardParams p) {
+  __shared__ __align__(16) float scratch_mem[2 * 32];
+  const int tpr = p.tpr;
+  const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
+  const int lane = static_cast<int>(threadIdx.x) - group * tpr;
+  RowScratch<1> scratch = make_row_scratch<1>(scratch_mem, tpr, group);
+  const int nv = static_cast<int>(p.hidden >> 3);
+  const int row = static_cast<int>(blockIdx.x) * p.groups + group;
+  const bool valid = row < static_cast<int>(p.rows);
+  const bool per_head = p.heads != 1;
+  const RowContract contract = row_contract(p);
+
+  uint4 h[VPT];
+  const XT* xr = static_cast<const XT*>(p.x) +
+                 row_offset(valid ? row : 0, per_head, p.heads, p.x_addr);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int j = lane + k * tpr;
+    h[k] = valid && j < nv ? load_raw<XT>(xr + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  RawWeight8<WT> w[VPT];
+  load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
+  if ((p.flags & kResidual) != 0 && valid) {
+    const XT* ur = static_cast<const XT*>(p.u) + row_offset(row, per_head, p.heads, p.u_addr);
+    uint4 uv[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int j = lane + k * tpr;
+      uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+    }
+    XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int j = lane + k * tpr;
+      if (j < nv) {
+        float sum[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[k], e) + unpack<XT>(uv[k], e);
+        h[k] = pack8<XT>(sum);
+        *reinterpret_cast<uint4*>(hr + j * 8) = h[k];
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].hold();
+  float ss[1] = {0.0f};
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float v = unpack<XT>(h[k], e);
+      ss[0] += v * v;
+    }
+  }
+  row_sums<1>(ss, tpr, scratch);
+  if (!valid) return;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) launder(h[k]);
+  const float r = row_rstd(ss[0], contract, p.eps);
+  store_row_for<XT, WT, VPT>(contract, static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden,
+                             h, w, r, nv, lane, tpr);
+  if (lane == 0) p.rstd[row] = r;
+}
 
 // The forward without a residual, its row loads staged through a per-thread cp.async ring of
 // kForwardRingStages stages in dynamic shared memory (forward_ring_bytes): the same arithmetic as
