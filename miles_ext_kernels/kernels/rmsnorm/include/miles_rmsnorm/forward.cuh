@@ -27,7 +27,7 @@ __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[
         if (CAST) n = round_through<XT>(n);
         out[e] = n * effective_weight(w[k].get(e), ZERO_CENTERED);
       }
-      store8<XT>(yr + j * 8, out);
+      store8_vector<XT>(yr + j * 8, out);
     }
   }
 }
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
               for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[i][k], e) + unpack<XT>(uv[i][k], e);
               h[i][k] = pack8<XT>(sum);
-              *reinterpret_cast<uint4*>(hr + j * 8) = h[i][k];
+              store_vector(hr + j * 8, h[i][k]);
             }
           }
         }
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(1024, 1) forward_rows_kernel(const ForwardPara
 #pragma unroll
         for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[k], e) + unpack<XT>(uv[k], e);
         h[k] = pack8<XT>(sum);
-        *reinterpret_cast<uint4*>(hr + j * 8) = h[k];
+        store_vector(hr + j * 8, h[k]);
       }
     }
   }
