@@ -204,9 +204,10 @@ def test_every_output_element_is_written():
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
                                       {"zero_centered_gamma": True}])
 def test_ring_forward_gives_the_register_forwards_bits(hidden, contract):
-    """Without a residual these hidden sizes take the forward through the cp.async ring; with a
-    zero residual, the plain forward (config.h: forward_ring_stages). h = x + 0 is x (randn
-    in BF16 has no negative zeros), so every bit of y and rstd must agree."""
+    """Without a residual 10240 and 12288 take the forward through the cp.async ring (5632 and
+    6144 the loop-free kernel, spec.FORWARD_ROWS_HIDDEN); with a zero residual, the register
+    forward (config.h: forward_ring_stages). h = x + 0 is x (randn in BF16 has no negative
+    zeros), so every bit of y and rstd must agree."""
     _skip_unless_first_party(hidden)
     for rows in (1, 77, 20011):
         x, w, _, _ = _inputs(rows, hidden, seed=rows)
@@ -227,6 +228,16 @@ def _forward_spread_rows(hidden: int) -> int:
     return spec.forward_spread_rows(spec.forward_config(hidden))
 
 
+def _row_loop_reference(x, w, residual, **contract):
+    """y, rstd and h_new from the row-loop kernels: the residual form past the spread window
+    (a zero residual stands for none: h = x + 0 is x, randn in BF16 has no negative zeros)."""
+    u = residual if residual is not None else torch.zeros_like(x)
+    y, rstd, h = rmsnorm_forward(x, w, EPS, residual=u, **contract, **FP)
+    if residual is None:
+        assert torch.equal(h, x)
+    return y, rstd, h
+
+
 @pytest.mark.parametrize("hidden", [64, 256, 264, 896, 2048, 2880, 5632, 8192, 12288, 16384])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
                                       {"zero_centered_gamma": True},
@@ -234,23 +245,39 @@ def _forward_spread_rows(hidden: int) -> int:
                                        "zero_centered_gamma": True}])
 @pytest.mark.parametrize("residual", [False, True])
 def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, residual):
-    """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel);
-    one row more takes the row-loop kernels (plain, or the ring at 5632 and 12288). Every row's
-    y, rstd and h_new must have the same bits in both, every element written."""
+    """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel),
+    and so does the plain form at every T for 1032..8192 (spec.FORWARD_ROWS_HIDDEN); the
+    reference comes from the row-loop kernels. Every row's y, rstd and h_new must have the same
+    bits, every element written."""
     _skip_unless_first_party(hidden, residual=residual)
     limit = _forward_spread_rows(hidden)
-    x, w, _, u = _inputs(limit + 1, hidden, seed=hidden + limit)
+    total = max(limit + 1, 3001)
+    x, w, _, u = _inputs(total, hidden, seed=hidden + limit)
     res = u if residual else None
-    big = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
-    for rows in (1, 2, 7, limit):
+    ref = _row_loop_reference(x, w, res, **contract)
+    for rows in (1, 2, 7, limit, total):
+        if residual and rows == total:
+            continue  # the reference itself
         part = slice(0, rows)
         y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
-        small = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
-                                out=y, **contract, **FP)
+        got = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                              out=y, **contract, **FP)
         assert not y.isnan().any(), f"unwritten y at T={rows}"
-        names = ("y", "rstd", "h_new")[: len(big)]
-        for name, got, want in zip(names, small, big, strict=True):
-            assert torch.equal(got, want[part]), f"{name} bits differ at T={rows}"
+        for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):  # no h_new: 2
+            assert torch.equal(a, b[part]), f"{name} bits differ at T={rows}"
+
+
+@pytest.mark.parametrize("hidden", [2048, 5632, 8192])
+def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
+    """FP32 weights take the loop-free kernel in the spread window only; past it, on the
+    records that give every row a group, the launcher runs the row loop (config.h)."""
+    _skip_unless_first_party(hidden, weight_dtype=torch.float32)
+    limit = _forward_spread_rows(hidden)
+    x, w, _, _ = _inputs(limit + 2000, hidden, seed=hidden, w_dtype=torch.float32)
+    ref = _row_loop_reference(x, w, None)
+    for rows in (1, limit, limit + 1, limit + 2000):
+        y, rstd = rmsnorm_forward(x[:rows], w, EPS, **FP)
+        assert torch.equal(y, ref[0][:rows]) and torch.equal(rstd, ref[1][:rows]), rows
 
 
 def test_loop_free_forward_reads_per_head_views_in_place():

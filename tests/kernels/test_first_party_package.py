@@ -35,6 +35,9 @@ int main() {
     std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
+    std::printf("grid %ld %lld %lld %lld\n", h, static_cast<long long>(forward_spread_rows(
+                    forward_config(h))), static_cast<long long>(forward_loop_grid(1, h, 132)),
+                static_cast<long long>(forward_loop_grid(1000003, h, 132)));
     const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
     const unsigned long long magic = division_magic(f.tpr);
     for (unsigned long long n = 0; n < 1024; ++n) {
@@ -159,7 +162,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
     assert len(small) == 5 * len(served) and served[-1] == 8192
-    assert len(lines) == 3 * len(SPEC.supported_hidden_sizes()) + len(small)
+    assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("tpr", "row_warps", "ctas", "slice_warps", "slice", "row_groups",
                   "rows_per_group", "block")
@@ -169,6 +172,15 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             config = SPEC.forward_config(int(hidden))
             want = (SPEC.forward_ring_stages(config, False), SPEC.forward_ring_stages(config, True),
                     SPEC.forward_ring_bytes(config))
+            assert tuple(map(int, numbers)) == want, line
+            continue
+        if kind == "grid":  # the launcher's own grid for FP32 weights past the window
+            h = int(hidden)
+            config = SPEC.forward_config(h)
+            per_sm = None if SPEC.forward_full_grid(h, h) else SPEC.FORWARD_GRID_PER_SM * 132
+            loop = -(-1000003 // config["rows_per_cta"])
+            loop = loop if per_sm is None else min(loop, per_sm)
+            want = (SPEC.forward_spread_rows(config), 1, loop)
             assert tuple(map(int, numbers)) == want, line
             continue
         if kind == "small":
@@ -194,18 +206,37 @@ def test_row_groups_leave_fewer_than_a_warp_of_threads_idle(kind):
         assert c["block"] <= 1024 and c["block"] == c["groups"] * c["tpr"], (hidden, c)
 
 
-def test_residual_forward_takes_its_own_full_grid_records_above_4096():
+def _past_window(routes: list[str]) -> list[str]:
+    return [n for n in routes if "_t" not in n.rsplit("__h", 1)[1]]
+
+
+def test_plain_forward_gives_every_row_a_group_between_1024_and_8192():
+    """Past the spread window the plain form of 1032..8192 takes its `_rows` records (a row
+    group per row at every T: the loop-free kernel); the residual form never does and keeps a
+    CTA per rows_per_cta rows up to 8192 (its own `_residual` records above 4096)."""
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for arch, routes in build["routes"].items():
-        own = [n for n in routes["fwd_residual"] if n not in routes["fwd"]]
-        sizes = tuple(range(4608, 8192 + 1, 512))
-        assert own == [f"miles_rmsnorm_fwd__h{h}_residual" for h in sizes], arch
-        assert not [n for n in routes["fwd"] if n.endswith("_residual")], arch
-        for name in own:  # its persistent-grid twin serves the plain form only
-            twin = name.removesuffix("_residual")
-            assert build["modules"][name]["grid_rule"]["grid_per_sm"] == 0
-            assert build["modules"][twin]["grid_rule"]["grid_per_sm"] == 16
-            assert twin not in routes["fwd_residual"]
+        rows = [n for n in _past_window(routes["fwd"]) if n.endswith("_rows")]
+        hidden = [int(n.split("__h")[1].removesuffix("_rows")) for n in rows]
+        assert hidden[0] == 1536 and hidden[-1] == 8192 and 1024 not in hidden, arch
+        assert not [n for n in routes["fwd_residual"] if n.endswith("_rows")], arch
+        for name in rows:
+            record = build["modules"][name]
+            config = SPEC.forward_config(record["hidden_rule"]["max"])
+            assert record["hidden_rule"]["min"] > 1024
+            assert record["grid_rule"]["rows_per_cta"] == config["groups"], name
+            assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name
+            assert record["select_rule"]["above"] == SPEC.forward_spread_rows(config), name
+        residual = _past_window(routes["fwd_residual"])
+        for name in residual:
+            record = build["modules"][name]
+            top = record["hidden_rule"]["max"]
+            assert record["grid_rule"]["rows_per_cta"] == SPEC.forward_config(top)["rows_per_cta"]
+            full = 512 < record["hidden_rule"]["min"] and top <= 8192
+            assert (record["grid_rule"]["grid_per_sm"] == 0) == full, name
+            assert name.endswith("_residual") == (4096 < top <= 8192), name
+            # the records it shares with the plain form lie outside 1032..8192
+            assert (name in routes["fwd"]) == (not 1024 < top <= 8192), name
 
 
 def test_ring_forward_only_where_registers_bound_the_bytes_in_flight():
@@ -235,13 +266,14 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             select = record["select_rule"]
             small = select == {"kind": "rows_between", "above": 0, "at_most": spread}
             assert small or select == {"kind": "rows_between", "above": spread, "at_most": None}
-            expected = config["groups"] if small else config["rows_per_cta"]
+            rows = name.endswith("_rows")  # a row group per row past the window too
+            expected = config["groups"] if small or rows else config["rows_per_cta"]
             assert record["grid_rule"]["rows_per_cta"] == expected, name
-            # past the spread window, 513..4096 (the residual form's own records: up to 8192)
-            # launch a CTA per rows_per_cta rows (capped only by CUDA's grid limit); every
-            # other record keeps the persistent 16 CTAs an SM
-            top = 8192 if name.endswith("_residual") else 4096
-            full = not small and 512 < record["hidden_rule"]["min"] and hidden <= top
+            # past the spread window, `_rows` records and 513..4096 (the residual form's: up to
+            # 8192) launch a CTA per rows_per_cta rows (capped only by CUDA's grid limit);
+            # every other record keeps the persistent 16 CTAs an SM
+            top = 8192 if name.endswith("_residual") or not 1024 < hidden <= 8192 else 4096
+            full = rows or (not small and 512 < record["hidden_rule"]["min"] and hidden <= top)
             if full:
                 assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name
                 assert record["grid_rule"]["grid_per_sm"] == 0, name

@@ -61,6 +61,14 @@ FORWARD_FULL_GRID_HIDDEN = (512, 4096)
 # 4608 615.5 -> 582.5 us, x 6144 831.3 -> 783.9, x 8192 1223.8 -> 1101.6; 3-5% at T = 16384;
 # docs/kernels.md steps 23-24). Above 8192 not measured.
 FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
+# Between these hidden sizes (exclusive, inclusive) the plain forward (no residual) gives every
+# row a row group of its own at every T: the loop-free kernel, 32 registers a thread with 2-byte
+# weights, four CTAs an SM (FP32 weights past the spread window keep the row loop: config.h).
+# Measured on the H200 against the previous records (docs/kernels.md step 26): 16384 x 2048
+# 36.8 -> 34.6 us, 16384 x 5120 88.4 -> 81.6, 16384 x 8192 138.9 -> 129.8, 65536 x 6144 414.5
+# -> 382.4, 65536 x 8192 549.3 -> 514.1, 1024 x 8192 12.8 -> 11.2; slower at 16384 x 12288
+# (203.3 -> 224.3), 4096 x 512 (4.9 -> 5.1) and with a residual (16384 x 4096 134.8 -> 137.1).
+FORWARD_ROWS_HIDDEN = (1024, 8192)
 # The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
 # plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
 # has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,
@@ -147,6 +155,13 @@ def forward_full_grid(lo: int, hi: int, residual: bool = False) -> bool:
     plain one) launch a CTA per rows_per_cta rows (else a persistent grid of
     FORWARD_GRID_PER_SM CTAs an SM)."""
     low, high = FORWARD_RESIDUAL_FULL_GRID_HIDDEN if residual else FORWARD_FULL_GRID_HIDDEN
+    return lo > low and hi <= high
+
+
+def forward_rows_everywhere(lo: int, hi: int) -> bool:
+    """Whether the plain forward of hidden sizes ``lo..hi`` gives every row its own row group at
+    every row count (the loop-free kernel), not only in the spread window."""
+    low, high = FORWARD_ROWS_HIDDEN
     return lo > low and hi <= high
 
 
@@ -323,20 +338,28 @@ def build_description() -> dict[str, Any]:
         spread = forward_spread_rows(cfg)
         full = forward_full_grid(lo, hi)
         full_residual = forward_full_grid(lo, hi, residual=True)
-        # (name, rows_per_cta, select rule, uncapped grid, routes that take it)
+        everywhere = forward_rows_everywhere(lo, hi)
+        past = {"kind": "rows_between", "above": spread, "at_most": None}
+        # (name, rows_per_cta, select rule, uncapped grid, routes that take it): the spread
+        # window, then the plain form past it, then the residual form's own record if its grid
+        # differs from the plain form's.
         records = [
             (f"miles_rmsnorm_fwd__h{hi}_t{spread}", cfg["groups"],
              {"kind": "rows_between", "above": 0, "at_most": spread}, False,
              ("fwd", "fwd_residual")),
-            (f"miles_rmsnorm_fwd__h{hi}", cfg["rows_per_cta"],
-             {"kind": "rows_between", "above": spread, "at_most": None}, full,
-             ("fwd",) if full_residual != full else ("fwd", "fwd_residual")),
         ]
-        if full_residual != full:
-            records.append((f"miles_rmsnorm_fwd__h{hi}_residual", cfg["rows_per_cta"],
-                            {"kind": "rows_between", "above": spread, "at_most": None},
+        if everywhere:
+            records.append((f"miles_rmsnorm_fwd__h{hi}_rows", cfg["groups"], past, True, ("fwd",)))
+        shared = full_residual == full
+        plain_routes = ("fwd",) if not everywhere else ()
+        records.append((f"miles_rmsnorm_fwd__h{hi}", cfg["rows_per_cta"], past, full,
+                        plain_routes + (("fwd_residual",) if shared else ())))
+        if not shared:
+            records.append((f"miles_rmsnorm_fwd__h{hi}_residual", cfg["rows_per_cta"], past,
                             full_residual, ("fwd_residual",)))
         for name, rows_per_cta, select, uncapped, route_names in records:
+            if not route_names:
+                continue
             modules[name] = _record(
                 fwd, "fwd", _FORWARD_ARGS + _GRID, lo, hi, cfg,
                 grid_rule={"kind": "rows_per_cta", "rows_per_cta": rows_per_cta,

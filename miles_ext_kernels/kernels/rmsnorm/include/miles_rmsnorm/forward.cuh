@@ -199,11 +199,19 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 // The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
 // rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
 // small batch's time is the instruction path from launch to the last store of one warp, and this
-// kernel's is the shortest. Same arithmetic as normalize_rows, so the same bits: the squares are
-// summed in the same order, and row_sums<1> sums a row's warp partials in a 32-lane butterfly
-// whose extra levels only add zeros (sums of squares are never -0).
+// kernel's is the shortest; a large batch streams through it at 2-byte weights with 32 registers
+// a thread, so that an SM holds 2048 threads' rows in flight (spec.FORWARD_ROWS_HIDDEN). Same
+// arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
+// row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
+// zeros (sums of squares are never -0).
+template <typename WT>
+constexpr int forward_rows_min_blocks() {
+  return sizeof(WT) == 4 ? 1 : 2;  // FP32 weights: sixteen more registers, see config.h
+}
+
 template <typename XT, typename WT, int VPT>
-__global__ void __launch_bounds__(1024, 1) forward_rows_kernel(const ForwardParams p) {
+__global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT>())
+    forward_rows_kernel(const ForwardParams p) {
   __shared__ __align__(16) float scratch_mem[2 * 32];
   const int tpr = p.tpr;
   const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
