@@ -269,8 +269,9 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
 
 @pytest.mark.parametrize("hidden", [2048, 5632, 8192])
 def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
-    """FP32 weights take the loop-free kernel in the spread window only; past it, on the
-    records that give every row a group, the launcher runs the row loop (config.h)."""
+    """FP32 weights past the spread window, on the records that give every row a group, take
+    the loop-free kernel's form that loads the weights after the row reduction; in the window,
+    the early load. Both must give the row loop's bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
     limit = _forward_spread_rows(hidden)
     x, w, _, _ = _inputs(limit + 2000, hidden, seed=hidden, w_dtype=torch.float32)

@@ -35,9 +35,8 @@ int main() {
     std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
-    std::printf("grid %ld %lld %lld %lld\n", h, static_cast<long long>(forward_spread_rows(
-                    forward_config(h))), static_cast<long long>(forward_loop_grid(1, h, 132)),
-                static_cast<long long>(forward_loop_grid(1000003, h, 132)));
+    std::printf("spread %ld %lld\n", h,
+                static_cast<long long>(forward_spread_rows(forward_config(h))));
     const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
     const unsigned long long magic = division_magic(f.tpr);
     for (unsigned long long n = 0; n < 1024; ++n) {
@@ -174,14 +173,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                     SPEC.forward_ring_bytes(config))
             assert tuple(map(int, numbers)) == want, line
             continue
-        if kind == "grid":  # the launcher's own grid for FP32 weights past the window
-            h = int(hidden)
-            config = SPEC.forward_config(h)
-            per_sm = None if SPEC.forward_full_grid(h, h) else SPEC.FORWARD_GRID_PER_SM * 132
-            loop = -(-1000003 // config["rows_per_cta"])
-            loop = loop if per_sm is None else min(loop, per_sm)
-            want = (SPEC.forward_spread_rows(config), 1, loop)
-            assert tuple(map(int, numbers)) == want, line
+        if kind == "spread":  # small and large batches as the launcher tells them apart
+            assert int(numbers[0]) == SPEC.forward_spread_rows(SPEC.forward_config(int(hidden)))
             continue
         if kind == "small":
             rows, *numbers = numbers

@@ -53,32 +53,27 @@ struct ForwardLaunch {
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
     const miles_rmsnorm::RowConfig c = miles_rmsnorm::forward_config(p->hidden);
-    dim3 loop_grid = grid;
     // A grid with a row group for every row (the spread window, and every batch on the records
     // of spec.FORWARD_ROWS_HIDDEN) takes the loop-free kernel, while its row slots fit 32-bit
     // indices. Its CTAs hold one warp's worth of row groups (one group when a row takes a warp or
     // more), so no idle group of a CTA competes with the working ones for issue slots; which CTA
-    // computes a row changes no bit. FP32 weights past the spread window take the row loop on
-    // the plain records' grid instead (config.h: forward_loop_grid).
+    // computes a row changes no bit. FP32 weights past the spread window load them after the
+    // row reduction (forward_rows_kernel's LATE_WEIGHTS).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     if (slots >= p->rows && slots <= INT32_MAX) {
-      if (sizeof(WT) < 4 || p->rows <= miles_rmsnorm::forward_spread_rows(c)) {
-        miles_rmsnorm::ForwardParams q = *p;
-        q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
-        const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
-        const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
-        miles_rmsnorm::forward_rows_kernel<XT, WT, VPT><<<rows_grid, rows_block, 0, stream>>>(q);
-        return cudaGetLastError();
+      miles_rmsnorm::ForwardParams q = *p;
+      q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
+      const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
+      const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
+      if constexpr (sizeof(WT) == 4) {
+        if (p->rows > miles_rmsnorm::forward_spread_rows(c)) {
+          miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true>
+              <<<rows_grid, rows_block, 0, stream>>>(q);
+          return cudaGetLastError();
+        }
       }
-      int device = 0;
-      int sms = 0;
-      cudaError_t status = cudaGetDevice(&device);
-      if (status == cudaSuccess) {
-        status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      }
-      if (status != cudaSuccess) return status;
-      loop_grid = dim3(static_cast<unsigned int>(
-          miles_rmsnorm::forward_loop_grid(p->rows, p->hidden, sms)));
+      miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false><<<rows_grid, rows_block, 0, stream>>>(q);
+      return cudaGetLastError();
     }
     // One vector per thread means CTAs of 256 threads, which never take the ring.
     if constexpr (VPT > 1) {
@@ -87,12 +82,12 @@ struct ForwardLaunch {
         const int64_t bytes = miles_rmsnorm::forward_ring_bytes(c);
         if (ring_fits<XT, WT, VPT>(bytes)) {
           miles_rmsnorm::forward_ring_kernel<XT, WT, VPT>
-              <<<loop_grid, block, static_cast<size_t>(bytes), stream>>>(*p);
+              <<<grid, block, static_cast<size_t>(bytes), stream>>>(*p);
           return cudaGetLastError();
         }
       }
     }
-    miles_rmsnorm::forward_kernel<XT, WT, VPT><<<loop_grid, block, 0, stream>>>(*p);
+    miles_rmsnorm::forward_kernel<XT, WT, VPT><<<grid, block, 0, stream>>>(*p);
     return cudaGetLastError();
   }
 };

@@ -98,30 +98,14 @@ inline int64_t forward_ring_bytes(const RowConfig& c) {
   return static_cast<int64_t>(kForwardRingStages) * c.rows_per_group * c.vpt * c.block * 16;
 }
 
-// Mirrors of spec.py's forward grid policy for the one grid the launcher picks itself: a call
-// with FP32 weights past the spread window on a record that gives every row a row group
-// (spec.FORWARD_ROWS_HIDDEN). The loop-free kernel holds sixteen FP32 weights a thread in
-// registers, too many for the four CTAs an SM it needs there, so such a call takes the row-loop
-// kernels on the grid the plain form's records would have given it.
-constexpr int kForwardSpreadCtas = 128;           // spec.FORWARD_SPREAD_CTAS
-constexpr int kForwardGridPerSm = 16;             // spec.FORWARD_GRID_PER_SM
-constexpr int64_t kForwardFullGridAbove = 512;    // spec.FORWARD_FULL_GRID_HIDDEN[0]
-constexpr int64_t kForwardFullGridMax = 4096;     // spec.FORWARD_FULL_GRID_HIDDEN[1]
+// Most rows for which the forward gives each row a row group of its own (mirrors
+// spec.forward_spread_rows). The launcher uses it to tell a small batch from a large one on
+// the records that give every row a group (spec.FORWARD_ROWS_HIDDEN): FP32 weights past it
+// load the weights after the row reduction (forward_rows_kernel's LATE_WEIGHTS).
+constexpr int kForwardSpreadCtas = 128;  // spec.FORWARD_SPREAD_CTAS
 
-// Most rows for which the forward gives each row a row group of its own.
 inline int64_t forward_spread_rows(const RowConfig& c) {
   return static_cast<int64_t>(c.groups) * kForwardSpreadCtas;
-}
-
-// Grid of the row-loop forward for `rows` rows (a CTA per rows_per_cta rows between the full-grid
-// hidden sizes, else at most kForwardGridPerSm CTAs per SM), at least 1, at most 2^31 - 1.
-inline int64_t forward_loop_grid(int64_t rows, int64_t hidden, int sms) {
-  const RowConfig c = forward_config(hidden);
-  int64_t grid = (rows + c.rows_per_cta - 1) / c.rows_per_cta;
-  const bool full = hidden > kForwardFullGridAbove && hidden <= kForwardFullGridMax;
-  const int64_t cap = full ? INT64_C(0x7fffffff) : static_cast<int64_t>(kForwardGridPerSm) * sms;
-  if (grid > cap) grid = cap;
-  return grid < 1 ? 1 : grid;
 }
 
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)

@@ -204,13 +204,26 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 // arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
 // row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
 // zeros (sums of squares are never -0).
-template <typename WT>
+// LATE_WEIGHTS: the weights are loaded after the row reduction instead of with the row, so that
+// sixteen FP32 weights do not hold registers across it: the form for FP32 weights past the
+// spread window (the weights' latency is then hidden by the other CTAs of the SM; a small batch
+// keeps the early load, whose latency overlaps the row's).
+// Threads an SM holds: 1536 on sm_86 / sm_87 / sm_89 / sm_120 (where the kernel keeps one
+// 1024-thread CTA's worth of registers), 2048 on the others.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
+                               __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+constexpr int kThreadsPerSm = 1536;
+#else
+constexpr int kThreadsPerSm = 2048;
+#endif
+
+template <typename WT, bool LATE_WEIGHTS>
 constexpr int forward_rows_min_blocks() {
-  return sizeof(WT) == 4 ? 1 : 2;  // FP32 weights: sixteen more registers, see config.h
+  return sizeof(WT) == 4 && !LATE_WEIGHTS ? 1 : kThreadsPerSm / 1024;
 }
 
-template <typename XT, typename WT, int VPT>
-__global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT>())
+template <typename XT, typename WT, int VPT, bool LATE_WEIGHTS>
+__global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS>())
     forward_rows_kernel(const ForwardParams p) {
   __shared__ __align__(16) float scratch_mem[2 * 32];
   const int tpr = p.tpr;
@@ -232,7 +245,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT>())
     h[k] = valid && j < nv ? load_raw<XT>(xr + j * 8) : make_uint4(0u, 0u, 0u, 0u);
   }
   RawWeight8<WT> w[VPT];
-  load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
+  if constexpr (!LATE_WEIGHTS) {
+    load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
+  }
   if ((p.flags & kResidual) != 0 && valid) {
     const XT* ur = static_cast<const XT*>(p.u) + row_offset(row, per_head, p.heads, p.u_addr);
     uint4 uv[VPT];
@@ -254,8 +269,10 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT>())
       }
     }
   }
+  if constexpr (!LATE_WEIGHTS) {
 #pragma unroll
-  for (int k = 0; k < VPT; ++k) w[k].hold();
+    for (int k = 0; k < VPT; ++k) w[k].hold();
+  }
   float ss[1] = {0.0f};
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
@@ -270,8 +287,20 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT>())
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
   const float r = row_rstd(ss[0], contract, p.eps);
-  store_row_for<XT, WT, VPT>(contract, static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden,
-                             h, w, r, nv, lane, tpr);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
+  if constexpr (LATE_WEIGHTS) {
+    // One vector's weights at a time: vector k of the row is vector 0 of the row from k * tpr.
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int skip = k * tpr;
+      RawWeight8<WT> wk[1];
+      load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr, wk);
+      const uint4 hk[1] = {h[k]};
+      store_row_for<XT, WT, 1>(contract, yr + skip * 8, hk, wk, r, nv - skip, lane, tpr);
+    }
+  } else {
+    store_row_for<XT, WT, VPT>(contract, yr, h, w, r, nv, lane, tpr);
+  }
   if (lane == 0) p.rstd[row] = r;
 }
 
