@@ -195,19 +195,6 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
   }
 }
 
-
-// The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
-// rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
-// small batch's time is the instruction path from launch to the last store of one warp, and this
-// kernel's is the shortest; a large batch streams through it at 2-byte weights with 32 registers
-// a thread, so that an SM holds 2048 threads' rows in flight (spec.FORWARD_ROWS_HIDDEN). Same
-// arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
-// row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
-// zeros (sums of squares are never -0).
-// LATE_WEIGHTS: the weights are loaded after the row reduction instead of with the row, so that
-// sixteen FP32 weights do not hold registers across it: the form for FP32 weights past the
-// spread window (the weights' latency is then hidden by the other CTAs of the SM; a small batch
-// keeps the early load, whose latency overlaps the row's).
 // Threads an SM holds: 1536 on sm_86 / sm_87 / sm_89 / sm_120 (where the kernel keeps one
 // 1024-thread CTA's worth of registers), 2048 on the others.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
@@ -217,11 +204,25 @@ constexpr int kThreadsPerSm = 1536;
 constexpr int kThreadsPerSm = 2048;
 #endif
 
+// CTAs of 1024 threads an SM must hold of forward_rows_kernel (its register budget): one with
+// FP32 weights loaded early (sixteen more registers), else all the SM's threads.
 template <typename WT, bool LATE_WEIGHTS>
 constexpr int forward_rows_min_blocks() {
   return sizeof(WT) == 4 && !LATE_WEIGHTS ? 1 : kThreadsPerSm / 1024;
 }
 
+// The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
+// rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
+// small batch's time is the instruction path from launch to the last store of one warp, and this
+// kernel's is the shortest; a large batch streams through it at 2-byte weights with 32 registers
+// a thread, so that an SM holds 2048 threads' rows in flight (spec.FORWARD_ROWS_HIDDEN). Same
+// arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
+// row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
+// zeros (sums of squares are never -0).
+// LATE_WEIGHTS: the weights are loaded after the row reduction instead of with the row, one
+// vector's at a time, so that sixteen FP32 weights do not hold registers across it: the form for FP32 weights past the
+// spread window (the weights' latency is then hidden by the other CTAs of the SM; a small batch
+// keeps the early load, whose latency overlaps the row's).
 template <typename XT, typename WT, int VPT, bool LATE_WEIGHTS>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS>())
     forward_rows_kernel(const ForwardParams p) {
