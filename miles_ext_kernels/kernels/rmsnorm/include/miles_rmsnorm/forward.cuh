@@ -69,6 +69,25 @@ __device__ __forceinline__ void store_row_for(RowContract c, XT* __restrict__ yr
   }
 }
 
+// The residual form's h_new = round(h + u) for one row's vectors: kept in h (what gets
+// normalised) and stored at hr. Index: the vector index type.
+template <typename XT, int VPT, typename Index>
+__device__ __forceinline__ void add_residual_row(uint4 (&h)[VPT], const uint4 (&u)[VPT],
+                                                 XT* __restrict__ hr, Index nv, int lane,
+                                                 int tpr) {
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const Index j = lane + static_cast<Index>(k) * tpr;
+    if (j < nv) {
+      float sum[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[k], e) + unpack<XT>(u[k], e);
+      h[k] = pack8<XT>(sum);
+      store_vector(hr + j * 8, h[k]);
+    }
+  }
+}
+
 // The rest of an iteration once its R rows h (as stored: h_new in the residual form) are in
 // registers: FP32 sums of squares, the row reduction, r = 1 / sqrt(mean + eps) (IEEE), y per
 // contract and rstd. Shared by forward_kernel and forward_ring_kernel, so both give the same bits.
@@ -171,18 +190,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
       for (int i = 0; i < R; ++i) {
         if (valid[i]) {
-          XT* hr = h_new + row[i] * p.hidden;
-#pragma unroll
-          for (int k = 0; k < VPT; ++k) {
-            const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-            if (j < nv) {
-              float sum[8];
-#pragma unroll
-              for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[i][k], e) + unpack<XT>(uv[i][k], e);
-              h[i][k] = pack8<XT>(sum);
-              store_vector(hr + j * 8, h[i][k]);
-            }
-          }
+          add_residual_row<XT, VPT>(h[i], uv[i], h_new + row[i] * p.hidden, nv, lane, tpr);
         }
       }
     }
@@ -220,9 +228,9 @@ constexpr int forward_rows_min_blocks() {
 // row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
 // zeros (sums of squares are never -0).
 // LATE_WEIGHTS: the weights are loaded after the row reduction instead of with the row, one
-// vector's at a time, so that sixteen FP32 weights do not hold registers across it: the form for FP32 weights past the
-// spread window (the weights' latency is then hidden by the other CTAs of the SM; a small batch
-// keeps the early load, whose latency overlaps the row's).
+// vector's at a time, so that sixteen FP32 weights do not hold registers across it: the form
+// for FP32 weights past the spread window (the weights' latency is then hidden by the other
+// CTAs of the SM; a small batch keeps the early load, whose latency overlaps the row's).
 template <typename XT, typename WT, int VPT, bool LATE_WEIGHTS>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS>())
     forward_rows_kernel(const ForwardParams p) {
@@ -258,17 +266,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
       uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
     }
     XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int j = lane + k * tpr;
-      if (j < nv) {
-        float sum[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[k], e) + unpack<XT>(uv[k], e);
-        h[k] = pack8<XT>(sum);
-        store_vector(hr + j * 8, h[k]);
-      }
-    }
+    add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
   }
   if constexpr (!LATE_WEIGHTS) {
 #pragma unroll
