@@ -187,11 +187,16 @@ struct RegisterWeights {
 
 // Effective weights of the whole row in shared memory, as FP32: the deterministic program, whose
 // FP64 accumulators need the registers.
+// Layout: weights 4h .. 4h + 3 of vector j in float4 slot h * nv + j (h = 0, 1), so that a warp's
+// 16-byte loads of consecutive vectors are consecutive. Vector-major (a thread's eight floats 32
+// bytes from the next thread's) cost four times the shared-memory wavefronts (ncu, 16384 x 4096:
+// a 4- to 7-way bank conflict on 65% of the shared loads).
 struct SharedWeights {
   float* s;  // 16-byte aligned
+  int nv;    // vectors of a row
   // Two 16-byte loads per vector of eight weights (the compiler merges the per-element calls).
   __device__ __forceinline__ float get(int /*k*/, int j, int e) const {
-    const float4 v = reinterpret_cast<const float4*>(s)[j * 2 + (e >> 2)];
+    const float4 v = reinterpret_cast<const float4*>(s)[(e >> 2) * nv + j];
     return (e & 3) == 0 ? v.x : (e & 3) == 1 ? v.y : (e & 3) == 2 ? v.z : v.w;
   }
   // Starts the copies of the raw weights (as stored, vector j at 8 * sizeof(WT) * j bytes) into
@@ -213,13 +218,16 @@ struct SharedWeights {
   __device__ __forceinline__ void stage_raw(const BackwardParams& p, const uint4* raw) const {
     constexpr int kParts = static_cast<int>(sizeof(WT)) / 2;
     const bool zero_centered = (p.flags & kZeroCenteredGamma) != 0;
-    const int nv = static_cast<int>(p.hidden / 8);
     __syncthreads();  // every thread's copies have landed
     for (int j = threadIdx.x; j < nv; j += blockDim.x) {
       RawWeight8<WT> v;
       v.from_parts(raw + j * kParts);
+      float f[8];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) s[j * 8 + e] = effective_weight(v.get(e), zero_centered);
+      for (int e = 0; e < 8; ++e) f[e] = effective_weight(v.get(e), zero_centered);
+      float4* s4 = reinterpret_cast<float4*>(s);
+      s4[j] = make_float4(f[0], f[1], f[2], f[3]);
+      s4[nv + j] = make_float4(f[4], f[5], f[6], f[7]);
     }
     __syncthreads();
   }
@@ -245,10 +253,10 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
       float d[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const float gk = unpack<XT>(graw, e);
-        const float xk = unpack<XT>(xraw, e);
+        const float gk = widen<XT>(graw, e);
+        const float xk = widen<XT>(xraw, e);
         d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
-        if (RESIDUAL) d[e] += unpack<XT>(ghraw, e);
+        if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
         accumulate(acc[k][e], CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
       }
       store8<XT>(dxr + j * 8, d);
@@ -263,7 +271,7 @@ __device__ __forceinline__ float vector_dot(float dot, uint4 graw, uint4 xraw, c
                                             int k, int j) {
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
-    dot = __fmaf_rn(unpack<XT>(graw, e) * w.get(k, j, e), unpack<XT>(xraw, e), dot);
+    dot = __fmaf_rn(widen<XT>(graw, e) * w.get(k, j, e), widen<XT>(xraw, e), dot);
   }
   return dot;
 }
@@ -320,7 +328,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
       if (j < nv) dot[i] = vector_dot<XT>(dot[i], rows.gv(i, k), rows.xv(i, k), w, k, j);
     }
   }
-  row_sums<R>(dot, tpr, scratch);
+  row_sums<R, true>(dot, tpr, scratch);
   rows.hold();
   const float hidden_f = static_cast<float>(p.hidden);
 #pragma unroll
@@ -537,7 +545,8 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   constexpr int R = backward_rows_per_group(VPT);
   const int64_t ring = stage_bytes(VPT, R, blockDim.x);
   const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
-  const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine))};
+  const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine)),
+                        static_cast<int>(p.hidden / 8)};
   // The raw weights are copied before any row: into the ring's last stage, which the first
   // iteration is the first to fill, and staged as soon as the first rows' copies are issued.
   constexpr int D = backward_stages(VPT);

@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
 #pragma unroll
     for (int i = 0; i < B; ++i) {
       dot[i] = live ? vector_dot<XT>(0.0f, batch.g[i], batch.x[i], w, 0, j) : 0.0f;
-      dot[i] = lane_sum(dot[i], s.tpr < 32 ? s.tpr : 32);
+      dot[i] = lane_sum_once(dot[i], s.tpr < 32 ? s.tpr : 32);
     }
     if (exchange) {
       const int phase = batch_index & 1;
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
 #pragma unroll
         for (int i = 0; i < B; ++i) {
           const float partial = lane < s.row_warps ? slot[lane * B + i] : 0.0f;
-          dot[i] = __shfl_sync(0xffffffffu, sum_warp_partials(partial, s.row_warps), 0);
+          dot[i] = __shfl_sync(0xffffffffu, sum_warp_partials<true>(partial, s.row_warps), 0);
         }
       }
     }

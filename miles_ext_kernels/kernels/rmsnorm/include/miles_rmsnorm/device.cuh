@@ -48,6 +48,22 @@ __device__ __forceinline__ float unpack(const uint4& raw, int i) {
   return Elem<T>::to_float(reinterpret_cast<const T*>(&raw)[i]);
 }
 
+// unpack with BF16 widened by moving its bits: the low element of a 32-bit word shifted up, the
+// high one masked in place (the same exact values; one instruction each, where the generic
+// conversion takes a byte permute and a shift for the high element). The backward's; the
+// forward keeps unpack, with whose code its register budget was set.
+template <typename T>
+__device__ __forceinline__ float widen(const uint4& raw, int i) {
+  return unpack<T>(raw, i);
+}
+
+template <>
+__device__ __forceinline__ float widen<__nv_bfloat16>(const uint4& raw, int i) {
+  const unsigned int word = (i >> 1) == 0 ? raw.x : (i >> 1) == 1 ? raw.y : (i >> 1) == 2 ? raw.z
+                                                                                          : raw.w;
+  return __uint_as_float((i & 1) != 0 ? (word & 0xffff0000u) : (word << 16));
+}
+
 template <typename T>
 __device__ __forceinline__ uint4 pack8(const float (&in)[8]) {
   uint4 raw;
@@ -198,6 +214,31 @@ __device__ __forceinline__ float lane_sum(float v, int width) {
   return v;
 }
 
+// lane_sum with one branch on the (uniform) width instead of one per level: the same additions
+// in the same order. The backward's (the forward keeps lane_sum, whose code it was tuned with).
+__device__ __forceinline__ float lane_sum_once(float v, int width) {
+  switch (width) {
+    case 32:
+      v += __shfl_xor_sync(0xffffffffu, v, 16);
+      [[fallthrough]];
+    case 16:
+      v += __shfl_xor_sync(0xffffffffu, v, 8);
+      [[fallthrough]];
+    case 8:
+      v += __shfl_xor_sync(0xffffffffu, v, 4);
+      [[fallthrough]];
+    case 4:
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
+      [[fallthrough]];
+    case 2:
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      [[fallthrough]];
+    default:
+      break;
+  }
+  return v;
+}
+
 // Width of the butterfly that sums a row's warp partials (2 .. 32 warps): the smallest power of
 // two holding them, at least 2.
 __device__ __forceinline__ int warp_partials_width(int warps_per_row) {
@@ -209,8 +250,10 @@ __device__ __forceinline__ int warp_partials_width(int warps_per_row) {
 // width group holds warp partial `slot` of its row (zero past the row's warps); every lane of the
 // group ends with the row's sum. Shared by row_sums and the small-batch backward, so that a row's
 // sum has the same bits in both programs.
+template <bool kBranchOnce = false>
 __device__ __forceinline__ float sum_warp_partials(float partial, int warps_per_row) {
-  return lane_sum(partial, warp_partials_width(warps_per_row));
+  const int width = warp_partials_width(warps_per_row);
+  return kBranchOnce ? lane_sum_once(partial, width) : lane_sum(partial, width);
 }
 
 // Reduces R independent values (one per row in flight) over the tpr threads of a row group: a
@@ -218,12 +261,14 @@ __device__ __forceinline__ float sum_warp_partials(float partial, int warps_per_
 // per lane and summed by a second butterfly (the two rows of a pair share one butterfly, one per
 // half-warp, when a group has at most 16 warps). The order of additions depends on tpr (a
 // function of the hidden size) only. Every thread of the CTA must call it (it may synchronise the
-// CTA).
-template <int R>
+// CTA). kBranchOnce: the butterflies of lane_sum_once (the backward's), same bits.
+template <int R, bool kBranchOnce = false>
 __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& scratch) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
-  for (int i = 0; i < R; ++i) v[i] = lane_sum(v[i], width);
+  for (int i = 0; i < R; ++i) {
+    v[i] = kBranchOnce ? lane_sum_once(v[i], width) : lane_sum(v[i], width);
+  }
   if (tpr <= 32) return;
   float* buffer = scratch.take();
   const int lane = threadIdx.x & 31;
@@ -241,7 +286,7 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
 #pragma unroll
     for (int i = 0; i < R; i += 2) {
       float s = slot < warps_per_row ? partials[(i + half) * 32 + slot] : 0.0f;
-      s = sum_warp_partials(s, warps_per_row);
+      s = sum_warp_partials<kBranchOnce>(s, warps_per_row);
       v[i] = __shfl_sync(0xffffffffu, s, 0);
       v[i + 1] = __shfl_sync(0xffffffffu, s, 16);
     }
@@ -249,7 +294,7 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       const float s = lane < warps_per_row ? partials[i * 32 + lane] : 0.0f;
-      v[i] = lane_sum(s, 32);
+      v[i] = kBranchOnce ? lane_sum_once(s, 32) : lane_sum(s, 32);
     }
   }
 }
