@@ -24,6 +24,7 @@ from miles_ext_kernels.cake import (  # noqa: E402
     rmsnorm_backward,
     rmsnorm_forward,
 )
+from miles_ext_kernels.kernels.rmsnorm import spec as rmsnorm_spec  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 DEV = torch.device("cuda")
@@ -413,3 +414,50 @@ def test_small_batch_program_replays_in_a_cuda_graph():
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+
+
+# ---- GPUs with less shared memory a CTA: shallower rings, the same bits ------------------------
+# MILES_EXT_KERNELS_SMEM_LIMIT caps what the backward launchers plan against, so the rings that
+# sm_86 / 89 / 120 (99 KB a CTA) and sm_80 (163 KB) get run here too.
+SMEM_LIMITS = {"99KB": 101376, "163KB": 166912}
+
+
+def _fits_one_stage(hidden: int, limit: int) -> bool:
+    """Whether the deterministic backward with a one-stage ring fits in ``limit`` bytes a CTA
+    (deterministic_smem_bytes in backward.cuh)."""
+    cfg = rmsnorm_spec.backward_config(hidden)
+    ring = cfg["rows_per_group"] * 2 * cfg["vpt"] * cfg["block"] * 16
+    combine = max(hidden if cfg["groups"] > 1 else 0, cfg["block"]) * 8
+    return max(ring, combine) + 4 * hidden <= limit
+
+
+@pytest.mark.parametrize("limit", list(SMEM_LIMITS.values()), ids=list(SMEM_LIMITS))
+@pytest.mark.parametrize("hidden", [1024, 4096, 6144, 8192, 8200, 12288, 16384])
+def test_backward_with_less_shared_memory_keeps_its_bits(monkeypatch, hidden, limit):
+    _skip_unless_first_party(hidden)
+    rows = 3001
+    x, w, g, _ = _inputs(rows, hidden, seed=11)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SMEM_LIMIT", str(limit))
+    if not _fits_one_stage(hidden, limit):
+        with pytest.raises(RuntimeError, match="shared memory"):
+            rmsnorm_backward(g, x, w, rstd, **FP)
+        return
+    dx, dw = rmsnorm_backward(g, x, w, rstd, **FP)
+    assert torch.equal(dw, dw0) and torch.equal(dx, dx0)
+    assert torch.equal(rmsnorm_backward(g, x, w, rstd, grid=7, **FP)[1], dw0)
+
+
+@pytest.mark.parametrize("limit", list(SMEM_LIMITS.values()), ids=list(SMEM_LIMITS))
+@pytest.mark.parametrize(("hidden", "rows"), [(4096, 40000), (8192, 12000), (16384, 3001)])
+def test_atomic_backward_with_less_shared_memory_keeps_its_dx(monkeypatch, hidden, rows, limit):
+    _skip_unless_first_party(hidden, deterministic=False)
+    assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
+    x, w, g, _ = _inputs(rows, hidden, seed=12)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SMEM_LIMIT", str(limit))
+    dx, dw = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
+    assert torch.equal(dx, dx0)
+    torch.testing.assert_close(dw, dw0, rtol=1e-3, atol=1e-3)  # FP32 atomics: arrival order

@@ -15,12 +15,10 @@ struct DeterministicLaunch {
   cudaStream_t stream;
   unsigned int* launched;
 
-  template <typename XT, typename WT, int VPT>
-  cudaError_t operator()() const {
-    auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT>;
-    const size_t smem = miles_rmsnorm::deterministic_smem_bytes(
-        p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
-        miles_rmsnorm::backward_rows_per_group(VPT));
+  // Launches the program with a ring of D stages.
+  template <typename XT, typename WT, int VPT, int D>
+  cudaError_t launch(size_t smem) const {
+    auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT, D>;
     if (smem > 48 * 1024) {
       const cudaError_t attr = cudaFuncSetAttribute(
           kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -52,6 +50,31 @@ struct DeterministicLaunch {
     config.attrs = attrs;
     config.numAttrs = 1;
     return cudaLaunchKernelEx(&config, kernel, *p);
+  }
+
+  template <typename XT, typename WT, int VPT>
+  cudaError_t operator()() const {
+    size_t limit = 0;
+    const cudaError_t status = miles_rmsnorm::backward_smem_limit(&limit);
+    if (status != cudaSuccess) return status;
+    auto bytes = [&](int stages) {
+      return miles_rmsnorm::deterministic_smem_bytes(
+          p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
+          miles_rmsnorm::backward_rows_per_group(VPT), stages);
+    };
+    switch (miles_rmsnorm::backward_ring_stages(VPT, limit, bytes)) {
+      case 3:
+        if constexpr (miles_rmsnorm::backward_stages(VPT) >= 3) {
+          return launch<XT, WT, VPT, 3>(bytes(3));
+        }
+        return cudaErrorInvalidValue;
+      case 2:
+        return launch<XT, WT, VPT, 2>(bytes(2));
+      case 1:
+        return launch<XT, WT, VPT, 1>(bytes(1));
+      default:
+        return cudaErrorLaunchOutOfResources;  // not even one stage fits
+    }
   }
 };
 

@@ -13,6 +13,7 @@
 // an iteration's rstd is loaded at its start and used after its row reduction.
 #pragma once
 
+#include <cstdlib>
 #include <type_traits>
 
 #include "miles_rmsnorm/config.h"
@@ -20,13 +21,46 @@
 
 namespace miles_rmsnorm {
 
-// Iterations of rows in the cp.async ring: three with one vector per thread, two with four (three
-// stages of four vectors would not fit in shared memory next to the weights).
+// Iterations of rows in the cp.async ring: at most three with one vector per thread, two with
+// four (three stages of four vectors would not fit in shared memory next to the weights). The
+// launchers take the deepest ring whose shared memory the device allows a CTA (two or one on
+// GPUs with 99 or 163 KB; one stage: each iteration waits for its own rows); the depth changes
+// when rows arrive, not any arithmetic, so no bit of dx or dw.
 __host__ __device__ constexpr int backward_stages(int vpt) { return vpt == 1 ? 3 : 2; }
 
-// Bytes of the cp.async ring: [stage][row slot][g | x][vector][thread] 16-byte slots.
-__host__ __device__ inline int64_t stage_bytes(int vpt, int rows_per_group, int block) {
-  return static_cast<int64_t>(backward_stages(vpt)) * rows_per_group * 2 * vpt * block * 16;
+// Bytes of a cp.async ring of `stages` stages: [stage][row slot][g | x][vector][thread] 16-byte
+// slots.
+__host__ __device__ inline int64_t stage_bytes(int vpt, int rows_per_group, int block,
+                                               int stages) {
+  return static_cast<int64_t>(stages) * rows_per_group * 2 * vpt * block * 16;
+}
+
+// The per-CTA shared memory the backward launchers plan against: the device's opt-in limit, or
+// MILES_EXT_KERNELS_SMEM_LIMIT (bytes) where that is smaller (a test hook: it exercises the
+// shallower rings of smaller GPUs on a large one).
+inline cudaError_t backward_smem_limit(size_t* limit) {
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  int optin = 0;
+  status = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (status != cudaSuccess) return status;
+  *limit = static_cast<size_t>(optin);
+  if (const char* cap = std::getenv("MILES_EXT_KERNELS_SMEM_LIMIT")) {
+    const long long v = std::atoll(cap);
+    if (v > 0 && static_cast<size_t>(v) < *limit) *limit = static_cast<size_t>(v);
+  }
+  return cudaSuccess;
+}
+
+// The deepest ring (backward_stages(vpt) down to 1) whose CTA needs at most `limit` bytes of
+// dynamic shared memory (bytes(stages)); 0 where none fits.
+template <typename Bytes>
+inline int backward_ring_stages(int vpt, size_t limit, Bytes bytes) {
+  for (int stages = backward_stages(vpt); stages >= 1; --stages) {
+    if (bytes(stages) <= limit) return stages;
+  }
+  return 0;
 }
 
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
@@ -36,13 +70,13 @@ __host__ __device__ inline int64_t combine_doubles(int64_t hidden, int groups, i
   return row > block ? row : block;
 }
 
-inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block) {
-  return static_cast<size_t>(stage_bytes(vpt, rows_per_group, block));
+inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block, int stages) {
+  return static_cast<size_t>(stage_bytes(vpt, rows_per_group, block, stages));
 }
 
 inline size_t deterministic_smem_bytes(int64_t hidden, int groups, int block, int vpt,
-                                       int rows_per_group) {
-  const int64_t ring = stage_bytes(vpt, rows_per_group, block);
+                                       int rows_per_group, int stages) {
+  const int64_t ring = stage_bytes(vpt, rows_per_group, block, stages);
   const int64_t combine = combine_doubles(hidden, groups, block) * 8;
   // The effective weights follow, as FP32: the FP64 accumulators need the registers.
   return static_cast<size_t>((ring > combine ? ring : combine) + hidden * 4);
@@ -339,14 +373,14 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
   }
 }
 
-// Iterations over rows first, first + step, ... below limit (R rows per group each), through the
-// ring of D = backward_stages(VPT) stages: g and x are copied D - 1 iterations ahead.
+// Iterations over rows first, first + step, ... below limit (R rows per group each), through a
+// ring of D stages: g and x are copied D - 1 iterations ahead.
 // `issued()` runs once the first D - 1 iterations' copies are issued, before the first iteration
 // (the deterministic program stages its shared weights there, from copies started before any
 // row's); `started()` runs in the first iteration, once its copies and its rstd load are in
 // flight (the atomic program waits for its register weights there). Neither runs without rows;
 // every thread of the CTA calls this.
-template <typename XT, int VPT, int R, typename Weights, typename Acc, typename Issued,
+template <typename XT, int VPT, int R, int D, typename Weights, typename Acc, typename Issued,
           typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
@@ -354,7 +388,7 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
                                                   const Weights& w, RowScratch<R>& scratch,
                                                   Acc (&acc)[VPT][8], Issued issued,
                                                   Started started) {
-  constexpr int D = backward_stages(VPT);
+  static_assert(D >= 1, "a ring has at least one stage");
   const int nv = static_cast<int>(p.hidden / 8);
   // Base of the iteration n ahead of `base`, clamped (every row of it masked) at the limit.
   auto ahead = [&](int base, int n) {
@@ -413,7 +447,7 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
 
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
-template <typename XT, int VPT, typename Weights, typename Started>
+template <typename XT, int VPT, int D, typename Weights, typename Started>
 __device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -438,7 +472,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
       for (int e = 0; e < 8; ++e) acc[k][e] = 0.0;
     }
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
-    backward_row_loop<XT, VPT, R>(p, r0, rows_per_cta * R, r1, group,
+    backward_row_loop<XT, VPT, R, D>(p, r0, rows_per_cta * R, r1, group,
                                   rows_per_cta, lane, tpr, stage, w, scratch, acc,
                                   [&] { if (first_chunk) stage_weights(); }, [] {});
     // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
@@ -536,31 +570,30 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   barrier.finish();
 }
 
-template <typename XT, typename WT, int VPT>
+template <typename XT, typename WT, int VPT, int D>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights when they live in shared memory (see deterministic_smem_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int R = backward_rows_per_group(VPT);
-  const int64_t ring = stage_bytes(VPT, R, blockDim.x);
+  const int64_t ring = stage_bytes(VPT, R, blockDim.x, D);
   const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
   const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine)),
                         static_cast<int>(p.hidden / 8)};
   // The raw weights are copied before any row: into the ring's last stage, which the first
   // iteration is the first to fill, and staged as soon as the first rows' copies are issued.
-  constexpr int D = backward_stages(VPT);
   uint4* raw =
       reinterpret_cast<uint4*>(smem) + (D - 1) * R * 2 * VPT * static_cast<int>(blockDim.x);
   if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);
-  deterministic_body<XT, VPT>(p, w, smem, [&] {
+  deterministic_body<XT, VPT, D>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);
   });
 }
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.
-template <typename XT, typename WT, int VPT>
+template <typename XT, typename WT, int VPT, int D>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -589,7 +622,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int first = first64 < rows ? static_cast<int>(first64) : rows;
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
-  backward_row_loop<XT, VPT, R>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
+  backward_row_loop<XT, VPT, R, D>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
                                 scratch, acc, [] {}, [&] { w.hold(); });
   if (first >= rows) return;
 #pragma unroll
