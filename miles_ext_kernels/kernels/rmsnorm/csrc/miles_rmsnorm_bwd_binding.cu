@@ -1,6 +1,4 @@
 // miles-ext-kernels first-party RMSNorm deterministic backward program: tvm-ffi entry `run`.
-#include <string>
-
 #include "miles_rmsnorm/backward_args.h"
 
 extern "C" cudaError_t miles_rmsnorm_backward_launch(const miles_rmsnorm::BackwardParams* p,
@@ -47,11 +45,7 @@ void RunBackward(TensorView g, TensorView x, TensorView w, TensorView r, TensorV
       current_stream(x), nullptr);
   TVM_FFI_CHECK(status == cudaSuccess, RuntimeError)
       << "miles_rmsnorm deterministic backward launch failed: " << cudaGetErrorString(status)
-      << (status == cudaErrorLaunchOutOfResources
-              ? " (hidden " + std::to_string(hidden) +
-                    " needs more shared memory per CTA than this GPU allows, even with a "
-                    "one-stage ring)"
-              : std::string());
+      << backward_launch_hint(status, hidden);
 }
 
 }  // namespace miles_rmsnorm

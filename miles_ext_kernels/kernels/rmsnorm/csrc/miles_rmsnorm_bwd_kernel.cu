@@ -15,66 +15,47 @@ struct DeterministicLaunch {
   cudaStream_t stream;
   unsigned int* launched;
 
-  // Launches the program with a ring of D stages.
-  template <typename XT, typename WT, int VPT, int D>
-  cudaError_t launch(size_t smem) const {
-    auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT, D>;
-    if (smem > 48 * 1024) {
-      const cudaError_t attr = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      if (attr != cudaSuccess) return attr;
-    }
-    int device = 0;
-    cudaError_t status = cudaGetDevice(&device);
-    if (status != cudaSuccess) return status;
-    int sms = 0;
-    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (status != cudaSuccess) return status;
-    int per_sm = 0;
-    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
-    if (status != cudaSuccess) return status;
-    if (per_sm < 1) return cudaErrorInvalidConfiguration;
-    unsigned int grid = grid_x;
-    const unsigned int resident = static_cast<unsigned int>(per_sm) * sms;
-    if (grid > resident) grid = resident;
-    if (grid < 1) grid = 1;
-    if (launched) *launched = grid;
-    cudaLaunchAttribute attrs[1] = {};
-    attrs[0].id = cudaLaunchAttributeCooperative;
-    attrs[0].val.cooperative = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(grid, 1, 1);
-    config.blockDim = dim3(block, 1, 1);
-    config.dynamicSmemBytes = smem;
-    config.stream = stream;
-    config.attrs = attrs;
-    config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, *p);
-  }
-
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
-    size_t limit = 0;
-    const cudaError_t status = miles_rmsnorm::backward_smem_limit(&limit);
+    int device = 0;
+    cudaError_t status = cudaGetDevice(&device);
     if (status != cudaSuccess) return status;
     auto bytes = [&](int stages) {
       return miles_rmsnorm::deterministic_smem_bytes(
           p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
           miles_rmsnorm::backward_rows_per_group(VPT), stages);
     };
-    switch (miles_rmsnorm::backward_ring_stages(VPT, limit, bytes)) {
-      case 3:
-        if constexpr (miles_rmsnorm::backward_stages(VPT) >= 3) {
-          return launch<XT, WT, VPT, 3>(bytes(3));
-        }
-        return cudaErrorInvalidValue;
-      case 2:
-        return launch<XT, WT, VPT, 2>(bytes(2));
-      case 1:
-        return launch<XT, WT, VPT, 1>(bytes(1));
-      default:
-        return cudaErrorLaunchOutOfResources;  // not even one stage fits
-    }
+    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
+      auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT, decltype(stages)::value>;
+      if (smem > 48 * 1024) {
+        const cudaError_t attr = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        if (attr != cudaSuccess) return attr;
+      }
+      int sms = 0;
+      cudaError_t s = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      if (s != cudaSuccess) return s;
+      int per_sm = 0;
+      s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+      if (s != cudaSuccess) return s;
+      if (per_sm < 1) return cudaErrorInvalidConfiguration;
+      unsigned int grid = grid_x;
+      const unsigned int resident = static_cast<unsigned int>(per_sm) * sms;
+      if (grid > resident) grid = resident;
+      if (grid < 1) grid = 1;
+      if (launched) *launched = grid;
+      cudaLaunchAttribute attrs[1] = {};
+      attrs[0].id = cudaLaunchAttributeCooperative;
+      attrs[0].val.cooperative = 1;
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(grid, 1, 1);
+      config.blockDim = dim3(block, 1, 1);
+      config.dynamicSmemBytes = smem;
+      config.stream = stream;
+      config.attrs = attrs;
+      config.numAttrs = 1;
+      return cudaLaunchKernelEx(&config, kernel, *p);
+    });
   }
 };
 

@@ -1,6 +1,4 @@
 // miles-ext-kernels first-party RMSNorm non-deterministic backward program: tvm-ffi entry `run`.
-#include <string>
-
 #include "miles_rmsnorm/backward_args.h"
 
 extern "C" cudaError_t miles_rmsnorm_backward_atomic_launch(const miles_rmsnorm::BackwardParams* p,
@@ -28,11 +26,7 @@ void RunBackwardAtomic(TensorView g, TensorView x, TensorView w, TensorView r, T
       static_cast<unsigned>(t.cfg.block), current_stream(x));
   TVM_FFI_CHECK(status == cudaSuccess, RuntimeError)
       << "miles_rmsnorm atomic backward launch failed: " << cudaGetErrorString(status)
-      << (status == cudaErrorLaunchOutOfResources
-              ? " (hidden " + std::to_string(hidden) +
-                    " needs more shared memory per CTA than this GPU allows, even with a "
-                    "one-stage ring)"
-              : std::string());
+      << backward_launch_hint(status, hidden);
 }
 
 }  // namespace miles_rmsnorm

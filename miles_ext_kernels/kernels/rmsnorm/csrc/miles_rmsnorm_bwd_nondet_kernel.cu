@@ -14,41 +14,25 @@ struct AtomicLaunch {
   dim3 block;
   cudaStream_t stream;
 
-  // Launches the program with a ring of D stages.
-  template <typename XT, typename WT, int VPT, int D>
-  cudaError_t launch(size_t smem) const {
-    auto kernel = miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D>;
-    if (smem > 48 * 1024) {
-      const cudaError_t status = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      if (status != cudaSuccess) return status;
-    }
-    kernel<<<grid, block, smem, stream>>>(*p);
-    return cudaGetLastError();
-  }
-
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
-    size_t limit = 0;
-    const cudaError_t status = miles_rmsnorm::backward_smem_limit(&limit);
+    int device = 0;
+    const cudaError_t status = cudaGetDevice(&device);
     if (status != cudaSuccess) return status;
     auto bytes = [&](int stages) {
       return miles_rmsnorm::atomic_smem_bytes(VPT, miles_rmsnorm::backward_rows_per_group(VPT),
                                               static_cast<int>(block.x), stages);
     };
-    switch (miles_rmsnorm::backward_ring_stages(VPT, limit, bytes)) {
-      case 3:
-        if constexpr (miles_rmsnorm::backward_stages(VPT) >= 3) {
-          return launch<XT, WT, VPT, 3>(bytes(3));
-        }
-        return cudaErrorInvalidValue;
-      case 2:
-        return launch<XT, WT, VPT, 2>(bytes(2));
-      case 1:
-        return launch<XT, WT, VPT, 1>(bytes(1));
-      default:
-        return cudaErrorLaunchOutOfResources;  // not even one stage fits
-    }
+    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
+      auto kernel = miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, decltype(stages)::value>;
+      if (smem > 48 * 1024) {
+        const cudaError_t attr = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        if (attr != cudaSuccess) return attr;
+      }
+      kernel<<<grid, block, smem, stream>>>(*p);
+      return cudaGetLastError();
+    });
   }
 };
 

@@ -35,15 +35,13 @@ __host__ __device__ inline int64_t stage_bytes(int vpt, int rows_per_group, int 
   return static_cast<int64_t>(stages) * rows_per_group * 2 * vpt * block * 16;
 }
 
-// The per-CTA shared memory the backward launchers plan against: the device's opt-in limit, or
-// MILES_EXT_KERNELS_SMEM_LIMIT (bytes) where that is smaller (a test hook: it exercises the
+// The per-CTA shared memory the backward launchers plan against on `device`: its opt-in limit,
+// or MILES_EXT_KERNELS_SMEM_LIMIT (bytes) where that is smaller (a test hook: it exercises the
 // shallower rings of smaller GPUs on a large one).
-inline cudaError_t backward_smem_limit(size_t* limit) {
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
+inline cudaError_t backward_smem_limit(int device, size_t* limit) {
   int optin = 0;
-  status = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  const cudaError_t status =
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (status != cudaSuccess) return status;
   *limit = static_cast<size_t>(optin);
   if (const char* cap = std::getenv("MILES_EXT_KERNELS_SMEM_LIMIT")) {
@@ -53,14 +51,20 @@ inline cudaError_t backward_smem_limit(size_t* limit) {
   return cudaSuccess;
 }
 
-// The deepest ring (backward_stages(vpt) down to 1) whose CTA needs at most `limit` bytes of
-// dynamic shared memory (bytes(stages)); 0 where none fits.
-template <typename Bytes>
-inline int backward_ring_stages(int vpt, size_t limit, Bytes bytes) {
-  for (int stages = backward_stages(vpt); stages >= 1; --stages) {
-    if (bytes(stages) <= limit) return stages;
+// Calls launch(std::integral_constant<int, D>{}, bytes(D)) with the deepest ring D
+// (backward_stages(VPT) down to 1) whose CTA needs at most the device's shared memory
+// (backward_smem_limit); cudaErrorLaunchOutOfResources where not even one stage fits.
+template <int VPT, typename Bytes, typename Launch>
+inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
+  size_t limit = 0;
+  const cudaError_t status = backward_smem_limit(device, &limit);
+  if (status != cudaSuccess) return status;
+  if constexpr (backward_stages(VPT) >= 3) {
+    if (bytes(3) <= limit) return launch(std::integral_constant<int, 3>{}, bytes(3));
   }
-  return 0;
+  if (bytes(2) <= limit) return launch(std::integral_constant<int, 2>{}, bytes(2));
+  if (bytes(1) <= limit) return launch(std::integral_constant<int, 1>{}, bytes(1));
+  return cudaErrorLaunchOutOfResources;
 }
 
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows

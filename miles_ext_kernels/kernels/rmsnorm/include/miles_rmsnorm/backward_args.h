@@ -2,9 +2,19 @@
 // bindings (deterministic, small-batch, atomic).
 #pragma once
 
+#include <string>
+
 #include "miles_rmsnorm/ffi_args.h"
 
 namespace miles_rmsnorm {
+
+// What a failed backward launch adds to its CUDA error: the hidden size, where the launcher found
+// no ring that fits the GPU's shared memory (cudaErrorLaunchOutOfResources).
+inline std::string backward_launch_hint(cudaError_t status, int64_t hidden) {
+  if (status != cudaErrorLaunchOutOfResources) return std::string();
+  return " (hidden " + std::to_string(hidden) +
+         " needs more shared memory per CTA than this GPU allows, even with a one-stage ring)";
+}
 
 struct BackwardTypes {
   int x_dtype;
