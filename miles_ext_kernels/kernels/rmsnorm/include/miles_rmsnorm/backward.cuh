@@ -226,9 +226,11 @@ struct RegisterWeights {
 // Effective weights of the whole row in shared memory, as FP32: the deterministic program, whose
 // FP64 accumulators need the registers.
 // Layout: weights 4h .. 4h + 3 of vector j in float4 slot h * nv + j (h = 0, 1), so that a warp's
-// 16-byte loads of consecutive vectors are consecutive. Vector-major (a thread's eight floats 32
-// bytes from the next thread's) cost four times the shared-memory wavefronts (ncu, 16384 x 4096:
-// a 4- to 7-way bank conflict on 65% of the shared loads).
+// loads of consecutive vectors are consecutive. Vector-major (a thread's eight floats 32 bytes
+// from the next thread's) cost four times the shared-memory wavefronts (ncu, 16384 x 4096: a 4-
+// to 7-way bank conflict on 65% of the shared loads). ptxas reads each float4 as two 8-byte
+// halves, at twice the ideal wavefronts; four float2 planes (ideal) measured no faster and
+// spilled the two-stage ring (docs/kernels.md step 30).
 struct SharedWeights {
   float* s;  // 16-byte aligned
   int nv;    // vectors of a row
