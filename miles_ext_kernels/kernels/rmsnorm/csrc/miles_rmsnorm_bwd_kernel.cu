@@ -26,7 +26,10 @@ struct DeterministicLaunch {
           miles_rmsnorm::backward_rows_per_group(VPT), stages);
     };
     return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
-      auto kernel = miles_rmsnorm::backward_deterministic_kernel<XT, WT, VPT, decltype(stages)::value>;
+      constexpr int D = decltype(stages)::value;
+      using miles_rmsnorm::backward_deterministic_kernel;
+      auto kernel = p->heads == 1 ? backward_deterministic_kernel<XT, WT, VPT, D, false>
+                                  : backward_deterministic_kernel<XT, WT, VPT, D, true>;
       if (smem > 48 * 1024) {
         const cudaError_t attr = cudaFuncSetAttribute(
             kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));

@@ -24,7 +24,9 @@ struct AtomicLaunch {
                                               static_cast<int>(block.x), stages);
     };
     return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
-      auto kernel = miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, decltype(stages)::value>;
+      constexpr int D = decltype(stages)::value;
+      auto kernel = p->heads == 1 ? miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, false>
+                                  : miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, true>;
       if (smem > 48 * 1024) {
         const cudaError_t attr = cudaFuncSetAttribute(
             kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));

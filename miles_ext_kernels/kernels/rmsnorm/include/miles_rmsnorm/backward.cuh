@@ -121,17 +121,16 @@ __device__ __forceinline__ void load_rstd(const BackwardParams& p, const RowSet<
 }
 
 // Starts the copies of a row set's g and x vectors into ring stage `buf` (one commit group,
-// empty when no row is valid).
-template <typename XT, int VPT, int R>
+// empty when no row is valid). PER_HEAD: rows are addressed as per-head views (p.heads != 1).
+template <typename XT, int VPT, int R, bool PER_HEAD>
 __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet<R>& s, int lane,
                                            int tpr, const RowStage<VPT, R>& st, int buf) {
   const int nv = static_cast<int>(p.hidden / 8);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
-    const bool per_head = p.heads != 1;
-    const XT* gr = static_cast<const XT*>(p.g) + row_offset(s.row[i], per_head, p.heads, p.g_addr);
-    const XT* xr = static_cast<const XT*>(p.x) + row_offset(s.row[i], per_head, p.heads, p.x_addr);
+    const XT* gr = static_cast<const XT*>(p.g) + row_offset(s.row[i], PER_HEAD, p.heads, p.g_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + row_offset(s.row[i], PER_HEAD, p.heads, p.x_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int j = lane + k * tpr;
@@ -324,18 +323,18 @@ __device__ __forceinline__ float dx_coefficient(float ri, float dot, float hidde
 }
 
 // Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the
-// contract flags.
+// contract flags; `per_head` is p.heads != 1 (a constant where the caller is specialised on it).
 template <typename XT, int VPT, typename Weights, typename Rows, typename Acc>
 __device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int row, int nv,
                                                  int lane, int tpr, float ri, float b,
                                                  const Weights& w, const Rows& rows, int i,
-                                                 Acc (&acc)[VPT][8]) {
+                                                 Acc (&acc)[VPT][8], bool per_head) {
   const bool residual = (p.flags & kResidual) != 0;
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
   XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(row) * p.hidden;
   if (residual) {
     const XT* ghr = static_cast<const XT*>(p.g_h) +
-                    row_offset(row, p.heads != 1, p.heads, p.gh_addr);
+                    row_offset(row, per_head, p.heads, p.gh_addr);
     if (cast) {
       dx_row<XT, VPT, true, true>(dxr, ghr, nv, lane, tpr, ri, b, w, rows, i, acc);
     } else {
@@ -351,7 +350,8 @@ __device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int ro
 // One iteration's R rows (one per slot, masked by `valid`): writes dx and adds g * xhat into
 // acc in slot order, which is increasing row order. Every thread of the CTA calls it (the row
 // reduction may synchronise).
-template <typename XT, int VPT, int R, typename Weights, typename Rows, typename Acc>
+template <typename XT, int VPT, int R, bool PER_HEAD, typename Weights, typename Rows,
+          typename Acc>
 __device__ __forceinline__ void backward_rows(const BackwardParams& p, const RowSet<R>& s,
                                               const float (&r)[R], int lane, int tpr,
                                               const Weights& w, RowScratch<R>& scratch,
@@ -375,7 +375,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
     const float b = dx_coefficient(r[i], dot[i], hidden_f);
-    dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc);
+    dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc, PER_HEAD);
   }
 }
 
@@ -386,8 +386,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 // row's); `started()` runs in the first iteration, once its copies and its rstd load are in
 // flight (the atomic program waits for its register weights there). Neither runs without rows;
 // every thread of the CTA calls this.
-template <typename XT, int VPT, int R, int D, typename Weights, typename Acc, typename Issued,
-          typename Started>
+template <typename XT, int VPT, int R, int D, bool PER_HEAD, typename Weights, typename Acc,
+          typename Issued, typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
                                                   int tpr, const RowStage<VPT, R>& stage,
@@ -403,8 +403,8 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   };
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
-    issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane, tpr, stage,
-                           d);
+    issue_rows<XT, VPT, R, PER_HEAD>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane,
+                                     tpr, stage, d);
   }
   if (first < limit) issued();
   int buf = 0;
@@ -417,11 +417,11 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     if (base == first) started();
     // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
     const int far = buf == 0 ? D - 1 : buf - 1;
-    issue_rows<XT, VPT, R>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr,
-                           stage, far);
+    issue_rows<XT, VPT, R, PER_HEAD>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane,
+                                     tpr, stage, far);
     cp_async_wait_pending<D - 1>();
     BackwardRows<VPT, R> rows(nv, s.valid, lane, tpr, stage, buf);
-    backward_rows<XT, VPT, R>(p, s, r, lane, tpr, w, scratch, rows, acc);
+    backward_rows<XT, VPT, R, PER_HEAD>(p, s, r, lane, tpr, w, scratch, rows, acc);
     buf = buf == D - 1 ? 0 : buf + 1;
   }
   cp_async_wait_all();
@@ -453,7 +453,7 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
 
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
-template <typename XT, int VPT, int D, typename Weights, typename Started>
+template <typename XT, int VPT, int D, bool PER_HEAD, typename Weights, typename Started>
 __device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -478,9 +478,9 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
       for (int e = 0; e < 8; ++e) acc[k][e] = 0.0;
     }
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
-    backward_row_loop<XT, VPT, R, D>(p, r0, rows_per_cta * R, r1, group,
-                                  rows_per_cta, lane, tpr, stage, w, scratch, acc,
-                                  [&] { if (first_chunk) stage_weights(); }, [] {});
+    backward_row_loop<XT, VPT, R, D, PER_HEAD>(
+        p, r0, rows_per_cta * R, r1, group, rows_per_cta, lane, tpr, stage, w, scratch, acc,
+        [&] { if (first_chunk) stage_weights(); }, [] {});
     // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
     // rows_per_cta > 1), then write the chunk's partial (or dw itself, rounded once, when there
     // is a single chunk).
@@ -576,7 +576,9 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   barrier.finish();
 }
 
-template <typename XT, typename WT, int VPT, int D>
+// PER_HEAD: the launch's rows are per-head views (p.heads != 1); a kernel of its own, so that the
+// per-head addressing (a 64-bit division a row) is not in the plain kernel's row loop.
+template <typename XT, typename WT, int VPT, int D, bool PER_HEAD>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
@@ -592,14 +594,14 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   uint4* raw =
       reinterpret_cast<uint4*>(smem) + (D - 1) * R * 2 * VPT * static_cast<int>(blockDim.x);
   if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);
-  deterministic_body<XT, VPT, D>(p, w, smem, [&] {
+  deterministic_body<XT, VPT, D, PER_HEAD>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);
   });
 }
 
 // Non-deterministic program: FP32 accumulation per thread, atomics into a zeroed dw.
-template <typename XT, typename WT, int VPT, int D>
+template <typename XT, typename WT, int VPT, int D, bool PER_HEAD>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_atomic_kernel(const BackwardParams p) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -628,8 +630,8 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int first = first64 < rows ? static_cast<int>(first64) : rows;
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
-  backward_row_loop<XT, VPT, R, D>(p, first, step, rows, group, rows_per_cta, lane, tpr, stage, w,
-                                scratch, acc, [] {}, [&] { w.hold(); });
+  backward_row_loop<XT, VPT, R, D, PER_HEAD>(p, first, step, rows, group, rows_per_cta, lane, tpr,
+                                             stage, w, scratch, acc, [] {}, [&] { w.hold(); });
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {

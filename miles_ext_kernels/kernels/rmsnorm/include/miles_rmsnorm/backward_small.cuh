@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     for (int i = 0; i < B; ++i) {
       if (!valid[i]) continue;
       const float b = dx_coefficient(r[i], dot[i], hidden_f);
-      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc);
+      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head);
     }
   }
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival
