@@ -265,9 +265,15 @@ __device__ __forceinline__ float sum_warp_partials(float partial, int warps_per_
 template <int R, bool kBranchOnce = false>
 __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& scratch) {
   const int width = tpr < 32 ? tpr : 32;
+  if (kBranchOnce && tpr >= 32) {
+    // Whole-warp groups (every H >= 256): the full butterfly, no dispatch on the width.
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    v[i] = kBranchOnce ? lane_sum_once(v[i], width) : lane_sum(v[i], width);
+    for (int i = 0; i < R; ++i) v[i] = lane_sum_once(v[i], 32);
+  } else {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      v[i] = kBranchOnce ? lane_sum_once(v[i], width) : lane_sum(v[i], width);
+    }
   }
   if (tpr <= 32) return;
   float* buffer = scratch.take();
