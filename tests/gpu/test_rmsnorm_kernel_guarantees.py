@@ -224,9 +224,7 @@ def test_ring_forward_gives_the_register_forwards_bits(hidden, contract):
 
 def _forward_spread_rows(hidden: int) -> int:
     """Most rows the forward gives a row group each (the loop-free kernel's window)."""
-    from miles_ext_kernels.kernels.rmsnorm import spec
-
-    return spec.forward_spread_rows(spec.forward_config(hidden))
+    return rmsnorm_spec.forward_spread_rows(rmsnorm_spec.forward_config(hidden))
 
 
 def _row_loop_reference(x, w, residual, **contract):
