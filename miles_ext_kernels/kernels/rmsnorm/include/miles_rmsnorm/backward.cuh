@@ -451,6 +451,57 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
   }
 }
 
+// Fixed-order FP64 fold of the chunk partials into dw, after the grid barrier. The chunks of a
+// column are split into `segments` contiguous runs (a power of two chosen from n_chunks and the
+// block size, i.e. from rows and hidden only), each summed in chunk order; the runs are then
+// summed in order and the result is rounded once to FP32. `permuted`: the partials are
+// element-major (partial_position); seg_sums: a double a thread of shared memory. Every thread
+// of the CTA calls it.
+// Not inlined, and given plain values rather than the parameter block (whose address would need
+// a local copy): its registers are allocated apart from the row loop's, which cuts the spills
+// ptxas left in the kernels with shallower rings and four vectors a thread (sm_80: the two-stage
+// one-vector kernel 16 -> 0 bytes; sm_90a: the one-stage one 28 -> 0, the four-vector one-stage
+// one 64 -> 20) and changes no instruction of the fold.
+// 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
+inline __device__ __noinline__ void fold_partials(const double* __restrict__ partial,
+                                                  float* __restrict__ dw, int n_chunks,
+                                                  int hidden, double* seg_sums, bool permuted) {
+  const int nv = hidden / 8;
+  int seg_shift = 0;  // segments = 2^seg_shift
+  const int warps = static_cast<int>(blockDim.x / 32);
+  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
+  const int segments = 1 << seg_shift;
+  const int tile_width = static_cast<int>(blockDim.x) >> seg_shift;
+  const int seg = static_cast<int>(threadIdx.x) / tile_width;
+  const int col_in_tile = static_cast<int>(threadIdx.x) - seg * tile_width;
+  const int per_seg = (n_chunks + segments - 1) >> seg_shift;
+  const int c_begin = seg * per_seg;
+  const int c_end = c_begin + per_seg < n_chunks ? c_begin + per_seg : n_chunks;
+  // Threads walk partial positions (coalesced reads); a position's column is where its sum goes.
+  const int tiles = (hidden + tile_width - 1) / tile_width;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int pos = tile * tile_width + col_in_tile;
+    double s = 0.0;
+    if (pos < hidden) {
+      const double* src = partial + pos;
+#pragma unroll 8
+      for (int c = c_begin; c < c_end; ++c) s += __ldcg(src + static_cast<int64_t>(c) * hidden);
+    }
+    if (segments == 1) {
+      if (pos < hidden) dw[partial_column(pos, nv, permuted)] = static_cast<float>(s);
+      continue;
+    }
+    seg_sums[threadIdx.x] = s;
+    __syncthreads();
+    if (seg == 0 && pos < hidden) {
+      double t = 0.0;
+      for (int i = 0; i < segments; ++i) t += seg_sums[i * tile_width + col_in_tile];
+      dw[partial_column(pos, nv, permuted)] = static_cast<float>(t);
+    }
+    __syncthreads();
+  }
+}
+
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
 template <typename XT, int VPT, int D, bool PER_HEAD, typename Weights, typename Started>
@@ -527,52 +578,8 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   GridBarrier barrier{p.counters, 0u};
   barrier.sync();
 
-  // Fixed-order FP64 fold of the chunk partials. The chunks of a column are split into
-  // `segments` contiguous runs (a power of two chosen from n_chunks and the block size, i.e.
-  // from rows and hidden only), each summed in chunk order; the runs are then summed in order
-  // and the result is rounded once to FP32.
-  // 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
-  double* seg_sums = combine;
-  const int n_chunks = static_cast<int>(p.n_chunks);
-  const int hidden = static_cast<int>(p.hidden);
-  int seg_shift = 0;  // segments = 2^seg_shift
-  const int warps = static_cast<int>(blockDim.x / 32);
-  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
-  const int segments = 1 << seg_shift;
-  const int tile_width = static_cast<int>(blockDim.x) >> seg_shift;
-  const int seg = static_cast<int>(threadIdx.x) / tile_width;
-  const int col_in_tile = static_cast<int>(threadIdx.x) - seg * tile_width;
-  const int per_seg = (n_chunks + segments - 1) >> seg_shift;
-  const int c_begin = seg * per_seg;
-  const int c_end = c_begin + per_seg < n_chunks ? c_begin + per_seg : n_chunks;
-  // Threads walk partial positions (coalesced reads); a position's column is where its sum goes.
-  const bool permuted = VPT == 1 && rows_per_cta == 1;
-  const int tiles = (hidden + tile_width - 1) / tile_width;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t pos = static_cast<int64_t>(tile) * tile_width + col_in_tile;
-    double s = 0.0;
-    if (pos < p.hidden) {
-      const double* src = p.partial + pos;
-#pragma unroll 8
-      for (int c = c_begin; c < c_end; ++c) s += __ldcg(src + static_cast<int64_t>(c) * hidden);
-    }
-    if (segments == 1) {
-      if (pos < p.hidden) {
-        p.dw[partial_column(static_cast<int>(pos), static_cast<int>(nv), permuted)] =
-            static_cast<float>(s);
-      }
-      continue;
-    }
-    seg_sums[threadIdx.x] = s;
-    __syncthreads();
-    if (seg == 0 && pos < p.hidden) {
-      double t = 0.0;
-      for (int i = 0; i < segments; ++i) t += seg_sums[i * tile_width + col_in_tile];
-      p.dw[partial_column(static_cast<int>(pos), static_cast<int>(nv), permuted)] =
-          static_cast<float>(t);
-    }
-    __syncthreads();
-  }
+  fold_partials(p.partial, p.dw, static_cast<int>(p.n_chunks), static_cast<int>(p.hidden),
+                combine, VPT == 1 && rows_per_cta == 1);
   barrier.finish();
 }
 
