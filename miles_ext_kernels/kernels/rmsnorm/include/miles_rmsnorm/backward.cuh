@@ -461,7 +461,7 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
 // a local copy): its registers are allocated apart from the row loop's, which cuts the spills
 // ptxas left in the kernels with shallower rings and four vectors a thread (sm_80: the two-stage
 // one-vector kernel 16 -> 0 bytes; sm_90a: the one-stage one 28 -> 0, the four-vector one-stage
-// one 64 -> 20) and changes no instruction of the fold.
+// one 64 -> 20); the additions and their order are the inlined fold's, so are dw's bits.
 // 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
 inline __device__ __noinline__ void fold_partials(const double* __restrict__ partial,
                                                   float* __restrict__ dw, int n_chunks,
