@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 KINDS: tuple[str, ...] = ("fwd", "bwd", "bwd_nondet")
-SELECT_RULE_KINDS: tuple[str, ...] = ("rows_between",)
+SELECT_RULE_KINDS: tuple[str, ...] = ("rows_between", "rows_outside")
 GRID_RULE_KINDS: tuple[str, ...] = (
     "rows_per_cta",
     "fixed",
@@ -101,15 +101,17 @@ def select_rule_admits(rule: Mapping[str, Any] | None, rows: int) -> bool:
     """Whether a record's ``select_rule`` admits ``rows`` tokens.
 
     ``None`` admits every call; ``rows_between`` admits ``above < rows <= at_most``
-    (``at_most`` ``None`` = unbounded).
+    (``at_most`` ``None`` = unbounded); ``rows_outside`` (first-party) admits the rows outside
+    that window, ``rows <= above`` or ``rows > at_most``.
     """
     if rule is None:
         return True
     kind = rule["kind"]
-    if kind != "rows_between":
+    if kind not in SELECT_RULE_KINDS:
         raise ValueError(f"unknown select_rule kind {kind!r}; known: {SELECT_RULE_KINDS}")
     at_most = rule["at_most"]
-    return rows > rule["above"] and (at_most is None or rows <= at_most)
+    inside = rows > rule["above"] and (at_most is None or rows <= at_most)
+    return inside if kind == "rows_between" else not inside
 
 
 def record_hidden(record: Any, hidden: int | None = None) -> int:

@@ -362,25 +362,28 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
 
 
 # ---- the small-batch program (one thread-block cluster, sm_90 and later) ----------------------
-SMALL_CASES = [(64, 128), (256, 128), (512, 64), (1536, 64), (2048, 64), (2880, 32), (4096, 32),
-               (5120, 32), (8192, 32)]
+SMALL_HIDDEN = [64, 256, 512, 1536, 2048, 2880, 4096, 5120, 8192]
 
 
-@pytest.mark.parametrize(("hidden", "limit"), SMALL_CASES)
+@pytest.mark.parametrize("hidden", SMALL_HIDDEN)
 @pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered"])
-def test_small_batch_program_gives_the_main_programs_dx_bits(hidden, limit, contract):
+def test_small_batch_program_gives_the_main_programs_dx_bits(hidden, contract):
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden)
+    above, limit = rmsnorm_spec.small_backward_window(hidden)
     assert _backward_program(hidden, limit, deterministic=True) == "miles_rmsnorm_bwd_small"
     assert _backward_program(hidden, limit + 1, deterministic=True) == "miles_rmsnorm_bwd"
+    assert _backward_program(hidden, above + 1, deterministic=True) == "miles_rmsnorm_bwd_small"
+    if above:
+        assert _backward_program(hidden, above, deterministic=True) == "miles_rmsnorm_bwd"
     x, w, g, u = _inputs(limit + 300, hidden, seed=hidden + limit)
     options = {"cast_before_weight_mul": contract == "cast",
                "zero_centered_gamma": contract == "zero_centered"}
     g_h = u if contract == "residual" else None
     _, rstd = rmsnorm_forward(x, w, EPS, **options, **FP)
     dx_main, _ = rmsnorm_backward(g, x, w, rstd, g_residual=g_h, **options, **FP)
-    for rows in (1, 2, 5, limit - 1, limit):
+    for rows in sorted({above + 1, above + 2, above + 5, limit - 1, limit}):
         part = slice(0, rows)
         dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
         dw = torch.full((hidden,), float("nan"), device=DEV)
@@ -401,7 +404,7 @@ def test_small_batch_program_gives_the_main_programs_dx_bits(hidden, limit, cont
 def test_small_batch_program_replays_in_a_cuda_graph():
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
-    hidden, rows = 4096, 24
+    hidden, rows = 4096, 12
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
     x, w, g, _ = _inputs(rows, hidden, seed=12)
@@ -425,7 +428,7 @@ def _fits_one_stage(hidden: int, limit: int) -> bool:
     (deterministic_smem_bytes in backward.cuh)."""
     cfg = rmsnorm_spec.backward_config(hidden)
     ring = cfg["rows_per_group"] * 2 * cfg["vpt"] * cfg["block"] * 16
-    combine = max(hidden if cfg["groups"] > 1 else 0, cfg["block"]) * 8
+    combine = max(cfg["groups"] * hidden if cfg["groups"] > 1 else 0, cfg["block"]) * 8
     return max(ring, combine) + 4 * hidden <= limit
 
 

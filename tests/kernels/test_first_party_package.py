@@ -108,15 +108,16 @@ def test_atomic_windows_follow_the_measured_policy():
     assert atomic_serves(16384, 16, "sm_90a")  # no small-batch program above H = 8192
 
 
-def test_small_batch_program_takes_the_first_rows_on_cluster_arches():
+def test_small_batch_program_takes_its_row_window_on_cluster_arches():
     package = BuildJsonPackage(PACKAGE_DIR / "build.json")
     for arch in package.arches():
-        for hidden in (64, 256, 264, 512, 1536, 2048, 2056, 4096, 5120, 8192, 8200, 16384):
-            limit = SPEC.small_backward_rows(hidden)
+        for hidden in (64, 128, 136, 256, 264, 512, 1024, 1536, 1544, 2048, 2056, 4096, 5120,
+                       8192, 8200, 16384):
+            above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
-                for rows in (1, 2, 31, 32, 33, 64, 65, 128, 129, 4096):
+                for rows in (1, 2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64, 65, 128, 129, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
-                    small = arch in SPEC.CLUSTER_ARCHES and rows <= limit
+                    small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
                         arch, hidden, rows)
                     if small:
@@ -126,9 +127,16 @@ def test_small_batch_program_takes_the_first_rows_on_cluster_arches():
                         assert record.workspace_rule is None
                     else:
                         assert record.kernel == "miles_rmsnorm_bwd"
-    # the measured limits: narrow rows (one warp) to 128, up to H = 2048 to 64, then 32
-    assert [SPEC.small_backward_rows(h) for h in (256, 264, 2048, 2056, 8192, 8200)] == [
-        128, 64, 64, 32, 32, 0]
+    # the measured windows: rows of a group narrower than a warp to 32, of one warp to 64, then
+    # 32 up to H = 2048 and 16 above; from H = 136 to 1536 the main program keeps the rows one
+    # CTA iteration holds
+    assert [SPEC.small_backward_window(h) for h in (64, 136, 256, 264, 1024, 1536, 1544, 2048,
+                                                    2056, 8192, 8200)] == [
+        (0, 32), (32, 64), (32, 64), (16, 32), (8, 32), (4, 32), (0, 32), (0, 32), (0, 16),
+        (0, 16), (0, 0)]
+    for hidden in range(64, 8193, 8):
+        above, at_most = SPEC.small_backward_window(hidden)
+        assert 0 <= above < at_most and above in (0, SPEC.backward_config(hidden)["rows_per_cta"])
 
 
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():

@@ -395,6 +395,12 @@ def _drop(key):
      "sqrt_rows_factor must be an int >= 0"),
     (lambda d: d["modules"]["toy_fwd_wide"].update(hidden_rule={"min": 9, "max": 3}),
      "min 9 > max 3"),
+    (lambda d: d["modules"]["toy_bwd"].update(
+        select_rule={"kind": "rows_outside", "above": 4, "at_most": None}),
+     "rows_outside needs an int at_most"),
+    (lambda d: d["modules"]["toy_bwd"].update(
+        select_rule={"kind": "rows_above", "above": 4, "at_most": None}),
+     "kind 'rows_above' is not one of"),
     (lambda d: d["modules"]["toy_fwd_wide"]["logical"].update(x="x-x"),
      "maps to 'x-x', not an identifier"),
     (lambda d: d.update(dtype_pairs=[["float16", "float16"]]), "dtype_pairs entry"),

@@ -29,6 +29,11 @@ def test_route_key_forms():
     ({"kind": "rows_between", "above": 256, "at_most": 1024}, 1024, True),
     ({"kind": "rows_between", "above": 256, "at_most": 1024}, 1025, False),
     ({"kind": "rows_between", "above": 0, "at_most": None}, 10**9, True),
+    ({"kind": "rows_outside", "above": 16, "at_most": 32}, 1, True),
+    ({"kind": "rows_outside", "above": 16, "at_most": 32}, 16, True),
+    ({"kind": "rows_outside", "above": 16, "at_most": 32}, 17, False),
+    ({"kind": "rows_outside", "above": 16, "at_most": 32}, 32, False),
+    ({"kind": "rows_outside", "above": 16, "at_most": 32}, 33, True),
 ])
 def test_select_rule_admits(rule, rows, admitted):
     assert routing.select_rule_admits(rule, rows) is admitted

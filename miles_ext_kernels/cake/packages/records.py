@@ -219,6 +219,9 @@ def _check_rules(check: _Checker, raw: Mapping[str, Any]) -> None:
         above, at_most = select.get("above"), select.get("at_most", "<absent>")
         if not _is_int(above) or above < 0:
             raise check.fail("select_rule", f"above must be an int >= 0, got {above!r}")
+        if select["kind"] == "rows_outside" and not _is_int(at_most):
+            raise check.fail("select_rule", f"rows_outside needs an int at_most (the window it "
+                                            f"leaves out), got {at_most!r}")
         if at_most is not None and (not _is_int(at_most) or at_most <= above):
             raise check.fail("select_rule", f"at_most must be None or an int > above, "
                                             f"got {at_most!r}")

@@ -97,16 +97,22 @@ ATOMIC_MEASURED_ROWS = 65536
 
 
 # The small-batch backward (one thread-block cluster, small_backward_shape in config.h): at most
-# 8 CTAs (the portable cluster size) of at most 512 threads and 16 row groups. It serves up to
-# SMALL_ROWS rows (SMALL_ROWS_NARROW when a row fits in a warp, SMALL_ROWS_WIDE above H = 2048),
-# where it measured faster than the main program on the H200 (docs/kernels.md).
+# 8 CTAs (the portable cluster size) of at most 512 threads and 16 row groups. It serves the rows
+# of small_backward_window, where it measured faster than the main program on the H200
+# (docs/kernels.md step 35): up to SMALL_ROWS_NARROW rows when a row group is narrower than a
+# warp, SMALL_ROWS_WARP when it is one warp, SMALL_ROWS up to H = 2048 and SMALL_ROWS_WIDE above.
+# Where a row group has SMALL_AFTER_ONE_ITERATION threads (H 136-1536, two to sixteen groups a
+# CTA, at most six CTAs a cluster) the main program is the faster while one CTA iteration holds
+# every row (one chunk: no grid barrier, no fold), so the window starts past those rows.
 SMALL_MAX_CTAS = 8
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
-SMALL_ROWS_NARROW = 128
-SMALL_ROWS = 64
-SMALL_ROWS_WIDE = 32
+SMALL_ROWS_NARROW = 32
+SMALL_ROWS_WARP = 64
+SMALL_ROWS = 32
+SMALL_ROWS_WIDE = 16
 SMALL_WIDE_HIDDEN = 2048
+SMALL_AFTER_ONE_ITERATION = (32, 192)
 
 
 def _pow2_ceil(value: int) -> int:
@@ -194,14 +200,21 @@ def small_backward_shape(rows: int, hidden: int) -> dict[str, int]:
             "block": row_groups * width}
 
 
-def small_backward_rows(hidden: int) -> int:
-    """Most rows the small-batch backward serves at ``hidden`` (0: not served)."""
+def small_backward_window(hidden: int) -> tuple[int, int]:
+    """Rows ``(above, at_most]`` the small-batch backward serves at ``hidden`` ((0, 0): none)."""
     cfg = backward_config(hidden)
     if cfg["vpt"] != 1:
-        return 0
-    if cfg["tpr"] <= 32:
-        return SMALL_ROWS_NARROW
-    return SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE
+        return (0, 0)
+    tpr = cfg["tpr"]
+    if tpr < 32:
+        at_most = SMALL_ROWS_NARROW
+    elif tpr == 32:
+        at_most = SMALL_ROWS_WARP
+    else:
+        at_most = SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE
+    low, high = SMALL_AFTER_ONE_ITERATION
+    above = cfg["rows_per_cta"] if low <= tpr <= high else 0
+    return (above, at_most)
 
 
 def backward_max_chunks(cfg: dict[str, int]) -> int:
@@ -372,7 +385,7 @@ def build_description() -> dict[str, Any]:
                 plain[route].append(name)
                 cluster[route].append(name)
     for lo, hi, cfg in hidden_buckets(backward_config):
-        small_rows = small_backward_rows(hi)
+        small_above, small_rows = small_backward_window(hi)
         det_args = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),
                                      ("buffer", "g_h")] + _BACKWARD_SCALARS + [
             ("parameter", "n_chunks"), ("parameter", "rows_per_chunk"), ("parameter", "flags")]
@@ -399,12 +412,18 @@ def build_description() -> dict[str, Any]:
             )
             modules[small_name]["launch"].update(block=[SMALL_MAX_BLOCK, 1, 1],
                                                  cluster=[shape["ctas"], 1, 1])
-            modules[small_name]["select_rule"] = {"kind": "rows_between", "above": 0,
+            modules[small_name]["select_rule"] = {"kind": "rows_between", "above": small_above,
                                                   "at_most": small_rows}
-            above_name = f"miles_rmsnorm_bwd__h{hi}_above{small_rows}"
-            modules[above_name] = dict(main, select_rule={"kind": "rows_between",
-                                                          "above": small_rows, "at_most": None})
-            cluster["bwd"] += [small_name, above_name]
+            # The main program takes the rows on either side of the window (one record, so the
+            # route keeps one workspace owner).
+            if small_above:
+                main_name = f"miles_rmsnorm_bwd__h{hi}_outside{small_above}_{small_rows}"
+                select = {"kind": "rows_outside", "above": small_above, "at_most": small_rows}
+            else:
+                main_name = f"miles_rmsnorm_bwd__h{hi}_above{small_rows}"
+                select = {"kind": "rows_between", "above": small_rows, "at_most": None}
+            modules[main_name] = dict(main, select_rule=select)
+            cluster["bwd"] += [small_name, main_name]
         else:
             cluster["bwd"].append(name)
         for above, at_most in atomic_row_windows(hi, cfg):

@@ -68,10 +68,12 @@ inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
 }
 
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
-// are done): a whole row of doubles when a CTA holds several row groups, else one per thread.
+// are done): a row of doubles per row group when a CTA holds several, else one per thread.
+// Several groups only where a group has at most 256 threads of one vector (hidden <= 2048), so
+// groups * hidden <= 8 * block: 32 KB at 512 threads, no more than one stage of the ring.
 __host__ __device__ inline int64_t combine_doubles(int64_t hidden, int groups, int block) {
-  const int64_t row = groups > 1 ? hidden : 0;
-  return row > block ? row : block;
+  const int64_t rows = groups > 1 ? groups * hidden : 0;
+  return rows > block ? rows : block;
 }
 
 inline size_t atomic_smem_bytes(int vpt, int rows_per_group, int block, int stages) {
@@ -502,6 +504,54 @@ inline __device__ __noinline__ void fold_partials(const double* __restrict__ par
   }
 }
 
+// A chunk's sums with one vector a thread: this thread's eight FP64 sums (a0..a7, columns
+// 8 * lane .. 8 * lane + 7 of its row group) summed over the row groups of the CTA per column in
+// group order, into the chunk's element-major partial (partial_position), or (partial ==
+// nullptr: the only chunk) into dw, rounded once. With several groups, each group's sums go to
+// its element-major row of `combine` first (a warp's stores of one element are consecutive; a
+// thread's eight columns side by side would be 64 bytes from the next thread's, a 16-way bank
+// conflict, and the groups used to take turns). Every thread of the CTA calls it, once it is
+// done reading its ring slots (`combine` aliases the ring). Not inlined, with plain arguments,
+// for the reason fold_partials is not.
+inline __device__ __noinline__ void write_chunk_sums(double a0, double a1, double a2, double a3,
+                                                     double a4, double a5, double a6, double a7,
+                                                     double* combine, int group,
+                                                     int groups, int lane, int hidden,
+                                                     double* __restrict__ partial,
+                                                     float* __restrict__ dw) {
+  const int nv = hidden / 8;
+  const double a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+  if (groups == 1) {
+    if (lane < nv) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        if (partial != nullptr) {
+          partial[partial_position(lane, e, nv, true)] = a[e];
+        } else {
+          dw[lane * 8 + e] = static_cast<float>(a[e]);
+        }
+      }
+    }
+    return;
+  }
+  __syncthreads();  // every thread is done reading its ring slots
+  if (lane < nv) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) combine[group * hidden + partial_position(lane, e, nv, true)] = a[e];
+  }
+  __syncthreads();
+  for (int pos = threadIdx.x; pos < hidden; pos += blockDim.x) {
+    double v = combine[pos];
+    for (int gi = 1; gi < groups; ++gi) v += combine[gi * hidden + pos];
+    if (partial != nullptr) {
+      partial[pos] = v;
+    } else {
+      dw[partial_column(pos, nv, true)] = static_cast<float>(v);
+    }
+  }
+  __syncthreads();
+}
+
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
 template <typename XT, int VPT, int D, bool PER_HEAD, typename Weights, typename Started>
@@ -534,9 +584,14 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
         [&] { if (first_chunk) stage_weights(); }, [] {});
     // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
     // rows_per_cta > 1), then write the chunk's partial (or dw itself, rounded once, when there
-    // is a single chunk).
+    // is a single chunk); with one vector a thread, write_chunk_sums.
     double* out_partial = p.partial + c * p.hidden;
-    if (rows_per_cta == 1) {
+    if constexpr (VPT == 1) {
+      write_chunk_sums(acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[0][4], acc[0][5],
+                       acc[0][6], acc[0][7], combine, group, rows_per_cta, lane,
+                       static_cast<int>(p.hidden),
+                       single_chunk ? nullptr : out_partial, p.dw);
+    } else if (rows_per_cta == 1) {
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = lane + static_cast<int64_t>(k) * tpr;
@@ -579,7 +634,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   barrier.sync();
 
   fold_partials(p.partial, p.dw, static_cast<int>(p.n_chunks), static_cast<int>(p.hidden),
-                combine, VPT == 1 && rows_per_cta == 1);
+                combine, VPT == 1);
   barrier.finish();
 }
 

@@ -204,16 +204,32 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   // writes this CTA's shared memory after its last batch (each sends a batch only after
   // receiving this CTA's previous one), and this CTA's stores to the peers completed before
   // their barriers let them go on: the CTA may exit without a cluster barrier.
+  // With several row groups, a group's sums are stored element-major (element e of thread t at
+  // e * slice + t), so that a warp's stores of one element are consecutive: a thread's eight
+  // columns side by side would be 64 bytes from the next thread's, a 16-way bank conflict. Thread
+  // t of group g then sums elements g, g + row_groups, ... of its own vector over the groups (no
+  // division). One group: the columns side by side, written back in column order (coalesced dw
+  // stores; the conflict costs less than scattered stores there: 1 x 8192 4.4 against 4.7 us).
   const int cols = s.slice * 8;
+  if (s.row_groups == 1) {
 #pragma unroll
-  for (int e = 0; e < 8; ++e) block_sums[group * cols + t * 8 + e] = acc[0][e];
-  __syncthreads();
-  for (int c = static_cast<int>(threadIdx.x); c < cols; c += static_cast<int>(blockDim.x)) {
-    const int64_t col = static_cast<int64_t>(cta) * cols + c;
-    if (col < p.hidden) {
-      double sum = block_sums[c];
-      for (int gi = 1; gi < s.row_groups; ++gi) sum += block_sums[gi * cols + c];
-      p.dw[col] = static_cast<float>(sum);
+    for (int e = 0; e < 8; ++e) block_sums[t * 8 + e] = acc[0][e];
+    __syncthreads();
+    for (int c = static_cast<int>(threadIdx.x); c < cols; c += static_cast<int>(blockDim.x)) {
+      const int64_t col = static_cast<int64_t>(cta) * cols + c;
+      if (col < p.hidden) p.dw[col] = static_cast<float>(block_sums[c]);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) block_sums[group * cols + e * s.slice + t] = acc[0][e];
+    __syncthreads();
+    if (live) {
+      for (int e = group; e < 8; e += s.row_groups) {
+        const int pos = e * s.slice + t;
+        double sum = block_sums[pos];
+        for (int gi = 1; gi < s.row_groups; ++gi) sum += block_sums[gi * cols + pos];
+        p.dw[j * 8 + e] = static_cast<float>(sum);
+      }
     }
   }
 #endif
