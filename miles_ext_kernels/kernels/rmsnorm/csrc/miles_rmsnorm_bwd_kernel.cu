@@ -30,11 +30,8 @@ struct DeterministicLaunch {
       using miles_rmsnorm::backward_deterministic_kernel;
       auto kernel = p->heads == 1 ? backward_deterministic_kernel<XT, WT, VPT, D, false>
                                   : backward_deterministic_kernel<XT, WT, VPT, D, true>;
-      if (smem > 48 * 1024) {
-        const cudaError_t attr = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-        if (attr != cudaSuccess) return attr;
-      }
+      const cudaError_t attr = miles_rmsnorm::allow_dynamic_smem(kernel, smem);
+      if (attr != cudaSuccess) return attr;
       int sms = 0;
       cudaError_t s = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
       if (s != cudaSuccess) return s;

@@ -27,11 +27,8 @@ struct AtomicLaunch {
       constexpr int D = decltype(stages)::value;
       auto kernel = p->heads == 1 ? miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, false>
                                   : miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, true>;
-      if (smem > 48 * 1024) {
-        const cudaError_t attr = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-        if (attr != cudaSuccess) return attr;
-      }
+      const cudaError_t attr = miles_rmsnorm::allow_dynamic_smem(kernel, smem);
+      if (attr != cudaSuccess) return attr;
       kernel<<<grid, block, smem, stream>>>(*p);
       return cudaGetLastError();
     });

@@ -67,6 +67,14 @@ inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
   return cudaErrorLaunchOutOfResources;
 }
 
+// Lets `kernel` launch with `smem` bytes of dynamic shared memory (an opt-in above 48 KB).
+template <typename Kernel>
+inline cudaError_t allow_dynamic_smem(Kernel kernel, size_t smem) {
+  if (smem <= 48 * 1024) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem));
+}
+
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
 // are done): a row of doubles per row group when a CTA holds several, else one per thread.
 // Several groups only where a group has at most 256 threads of one vector (hidden <= 2048), so
@@ -582,9 +590,11 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     backward_row_loop<XT, VPT, R, D, PER_HEAD>(
         p, r0, rows_per_cta * R, r1, group, rows_per_cta, lane, tpr, stage, w, scratch, acc,
         [&] { if (first_chunk) stage_weights(); }, [] {});
-    // Fold the row groups of this CTA in FP64, group 0 first (`combine` holds a whole row when
-    // rows_per_cta > 1), then write the chunk's partial (or dw itself, rounded once, when there
-    // is a single chunk); with one vector a thread, write_chunk_sums.
+    // Fold the row groups of this CTA in FP64, group 0 first, then write the chunk's partial
+    // (or dw itself, rounded once, when there is a single chunk): write_chunk_sums with one
+    // vector a thread. Four vectors a thread always make one group a CTA; their several-group
+    // branch below is never taken, and stays because dropping it moved ptxas's register
+    // allocation of those kernels (spills 12-20 -> 16-36 bytes on sm_90a).
     double* out_partial = p.partial + c * p.hidden;
     if constexpr (VPT == 1) {
       write_chunk_sums(acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[0][4], acc[0][5],
