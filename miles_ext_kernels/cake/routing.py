@@ -17,8 +17,10 @@ First-party rules (docs/kernel_package_format.md):
 
 * grid ``chunk_bounded``: ``min(n_chunks, ctas_per_sm * sm_count)`` (cooperative);
 * workspace ``fixed_chunks``: ``n_chunks = min(max_chunks, ceil(rows / min_rows_per_chunk))``,
-  and, with an optional ``sqrt_rows_factor`` f > 0, at most ``f * ceil(sqrt(rows))``; FP64
-  partials sized for ``max_chunks`` (independent of the SM count);
+  and, with an optional ``sqrt_rows_factor`` f > 0, at most ``f * ceil(sqrt(rows))``; with an
+  optional ``spread_chunks`` s > 0, a partition of two or more chunks has at least
+  ``min(s, max_chunks, ceil(rows / spread_rows_per_chunk))``; FP64 partials sized for
+  ``max_chunks`` (independent of the SM count);
 * workspace ``atomic``: no workspace.
 
 Every grid is at least 1 in x; y = z = 1.
@@ -154,6 +156,11 @@ def _fixed_chunk_count(rule: Mapping[str, Any], rows: int) -> int:
     if factor > 0:
         # Balances a chunk's rows (time ~ rows / n) against the partials to fold (~ n).
         n_chunks = min(n_chunks, factor * (math.isqrt(rows - 1) + 1))
+    spread = rule.get("spread_chunks", 0)
+    if spread > 0 and n_chunks >= 2:
+        # A small batch that needs a fold anyway spreads its rows over more CTAs.
+        per_chunk = rule.get("spread_rows_per_chunk", 1)
+        n_chunks = max(n_chunks, min(spread, rule["max_chunks"], -(-rows // per_chunk)))
     return n_chunks
 
 

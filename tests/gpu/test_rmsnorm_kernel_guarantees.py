@@ -23,6 +23,8 @@ from miles_ext_kernels.cake import (  # noqa: E402
     is_supported,
     rmsnorm_backward,
     rmsnorm_forward,
+    rmsnorm_workspace_bytes,
+    routing,
 )
 from miles_ext_kernels.kernels.rmsnorm import spec as rmsnorm_spec  # noqa: E402
 
@@ -362,7 +364,7 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
 
 
 # ---- the small-batch program (one thread-block cluster, sm_90 and later) ----------------------
-SMALL_HIDDEN = [64, 256, 512, 1536, 2048, 2880, 4096, 5120, 8192]
+SMALL_HIDDEN = [64, 128, 1280, 1536, 2048, 2880, 4096, 5120, 8192]
 
 
 @pytest.mark.parametrize("hidden", SMALL_HIDDEN)
@@ -412,6 +414,91 @@ def test_small_batch_program_replays_in_a_cuda_graph():
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
     graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
     for _ in range(3):
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+
+
+@pytest.mark.parametrize("hidden", [256, 512])
+def test_main_program_serves_every_small_batch_where_the_fold_is_faster(hidden):
+    _skip_unless_first_party(hidden)
+    assert rmsnorm_spec.small_backward_window(hidden) == (0, 0)
+    for rows in (1, 2, 16, 17, 32, 33, 64, 65, 128):
+        assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
+
+
+# ---- the one-cluster fold (sm_90): the grid barrier's bits, no workspace ----------------------
+# (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
+# launcher runs the grid as one thread-block cluster that folds the chunks through distributed
+# shared memory.
+FOLD_CASES = [(64, 256), (48, 256), (512, 256), (32, 512), (16, 1024), (16, 1536), (48, 2048),
+              (64, 2048), (32, 3072), (24, 4096), (30, 4096), (1024, 64)]
+
+
+def _fold_limit(hidden: int) -> int:
+    return 16 if hidden <= 3072 else 15
+
+
+def _main_layout(hidden: int, rows: int) -> dict:
+    call = dispatch.make_call("bwd", hidden, torch.bfloat16, torch.bfloat16)
+    decision = dispatch.decide(call, DEV, rows=rows, backend="first_party", strict=True,
+                               deterministic=True)
+    owner = decision.route.workspace_module
+    return routing.workspace_layout(owner, rows, sm_count=int(decision.device.sm_count),
+                                    hidden=hidden)
+
+
+def _needs_the_fold() -> None:
+    if torch.cuda.get_device_capability(DEV)[0] != 9:
+        pytest.skip("the one-cluster fold is built for sm_90 only (Hopper)")
+
+
+@pytest.mark.parametrize(("rows", "hidden"), FOLD_CASES)
+@pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered", "fp32_w"])
+def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden, contract):
+    _needs_the_fold()
+    w_dtype = torch.float32 if contract == "fp32_w" else torch.bfloat16
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
+    layout = _main_layout(hidden, rows)
+    assert 2 <= layout["n_chunks"] <= _fold_limit(hidden)
+    x, w, g, u = _inputs(rows, hidden, seed=rows + hidden, w_dtype=w_dtype)
+    options = {"cast_before_weight_mul": contract == "cast",
+               "zero_centered_gamma": contract == "zero_centered",
+               "g_residual": u if contract == "residual" else None}
+    _, rstd = rmsnorm_forward(x, w, EPS, cast_before_weight_mul=options["cast_before_weight_mul"],
+                              zero_centered_gamma=options["zero_centered_gamma"], **FP)
+    nbytes = rmsnorm_workspace_bytes(hidden, DEV, residual=contract == "residual",
+                                     weight_dtype=w_dtype, **FP)
+    workspace = torch.zeros(nbytes, dtype=torch.uint8, device=DEV)
+    partial_bytes = 8 * layout["n_chunks"] * hidden
+    workspace[:partial_bytes] = 0xFF  # NaN partials: the fold must not read (or write) them
+    dx, dw = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **options, **FP)
+    assert not dw.isnan().any()
+    assert bool((workspace[:partial_bytes] == 0xFF).all()), "the fold wrote the workspace"
+    monkeypatch.setenv("MILES_EXT_KERNELS_CLUSTER_FOLD", "0")
+    dx_barrier, dw_barrier = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **options, **FP)
+    assert not bool((workspace[:partial_bytes] == 0xFF).all()), "the grid barrier did not run"
+    assert torch.equal(dw, dw_barrier) and torch.equal(dx, dx_barrier)
+    monkeypatch.delenv("MILES_EXT_KERNELS_CLUSTER_FOLD")
+    dx_one, dw_one = rmsnorm_backward(g, x, w, rstd, grid=1, **options, **FP)  # one CTA, barrier
+    assert torch.equal(dw, dw_one) and torch.equal(dx, dx_one)
+    if contract not in ("cast", "residual"):
+        _, _, _, ref_dw = _fp64_reference(x, w, g)
+        assert _within_dw_budget(dw, ref_dw)
+
+
+def test_one_cluster_fold_replays_in_a_cuda_graph():
+    _needs_the_fold()
+    hidden, rows = 1024, 16
+    _skip_unless_first_party(hidden)
+    assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)
+    x, w, g, _ = _inputs(rows, hidden, seed=16)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
+    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
+    for _ in range(3):
+        dw_graph.fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)

@@ -127,16 +127,17 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
                         assert record.workspace_rule is None
                     else:
                         assert record.kernel == "miles_rmsnorm_bwd"
-    # the measured windows: rows of a group narrower than a warp to 32, of one warp to 64, then
-    # 32 up to H = 2048 and 16 above; from H = 136 to 1536 the main program keeps the rows one
-    # CTA iteration holds
-    assert [SPEC.small_backward_window(h) for h in (64, 136, 256, 264, 1024, 1536, 1544, 2048,
-                                                    2056, 8192, 8200)] == [
-        (0, 32), (32, 64), (32, 64), (16, 32), (8, 32), (4, 32), (0, 32), (0, 32), (0, 16),
-        (0, 16), (0, 0)]
+    # the measured windows: rows of a group narrower than a warp to 32; from one warp to 192
+    # threads a group past one CTA iteration of the main program up to 12 (none up to H = 512,
+    # whose iteration holds 16 rows or more); 40 up to H = 2048 and 16 above
+    assert [SPEC.small_backward_window(h) for h in (64, 128, 136, 256, 512, 520, 1024, 1032, 1536,
+                                                    1544, 2048, 2056, 8192, 8200)] == [
+        (0, 32), (0, 32), (0, 0), (0, 0), (0, 0), (10, 12), (8, 12), (6, 12), (4, 12), (0, 40),
+        (0, 40), (0, 16), (0, 16), (0, 0)]
     for hidden in range(64, 8193, 8):
         above, at_most = SPEC.small_backward_window(hidden)
-        assert 0 <= above < at_most and above in (0, SPEC.backward_config(hidden)["rows_per_cta"])
+        assert (above, at_most) == (0, 0) or 0 <= above < at_most
+        assert above in (0, SPEC.backward_config(hidden)["rows_per_cta"])
 
 
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
@@ -294,6 +295,8 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             shares_sm = config["vpt"] == 1 and config["block"] <= 512
             assert rule["max_chunks"] == (264 if shares_sm else 132), name
             assert rule["sqrt_rows_factor"] == 4
+            assert rule["spread_chunks"] == 8
+            assert rule["spread_rows_per_chunk"] == config["rows_per_group"]
             assert record["grid_rule"]["kind"] == "chunk_bounded"
 
 

@@ -393,6 +393,10 @@ def _drop(key):
      "sqrt_rows_factor must be an int >= 0"),
     (lambda d: d["modules"]["toy_bwd"]["workspace_rule"].update(sqrt_rows_factor=2.5),
      "sqrt_rows_factor must be an int >= 0"),
+    (lambda d: d["modules"]["toy_bwd"]["workspace_rule"].update(spread_chunks=-2),
+     "spread_chunks must be an int >= 0"),
+    (lambda d: d["modules"]["toy_bwd"]["workspace_rule"].update(spread_rows_per_chunk=0),
+     "spread_rows_per_chunk must be an int >= 1"),
     (lambda d: d["modules"]["toy_fwd_wide"].update(hidden_rule={"min": 9, "max": 3}),
      "min 9 > max 3"),
     (lambda d: d["modules"]["toy_bwd"].update(

@@ -116,6 +116,32 @@ def test_fixed_chunks_sqrt_rows_factor_caps_the_chunk_count():
     assert routing.chunking(off, 1000, sm_count=132)[0] == 256
 
 
+def test_fixed_chunks_spread_raises_a_folded_partition_to_spread_chunks():
+    rule = {"kind": "fixed_chunks", "max_chunks": 264, "min_rows_per_chunk": 32,
+            "counters": 2, "partial_dtype": "float64", "sqrt_rows_factor": 4,
+            "spread_chunks": 8, "spread_rows_per_chunk": 2}
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
+    # one chunk stays one chunk (no fold to spread); two or more become at least
+    # min(8, ceil(rows / 2)); past that the usual rule
+    expected = {1: 1, 32: 1, 33: 8, 34: 8, 48: 8, 64: 8, 128: 8, 255: 8, 256: 8, 257: 9,
+                1024: 32, 65536: 264}
+    for rows, n_chunks in expected.items():
+        by_sm = {routing.chunking(record, rows, sm_count=sm, hidden=256) for sm in (78, 132)}
+        assert by_sm == {(n_chunks, -(-rows // n_chunks))}, rows
+    narrow = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                     {**rule, "min_rows_per_chunk": 4, "spread_rows_per_chunk": 3}, hidden=None)
+    assert routing.chunking(narrow, 5, sm_count=132)[0] == 2  # ceil(5 / 3)
+    assert routing.chunking(narrow, 12, sm_count=132)[0] == 4  # ceil(12 / 3)
+    assert routing.chunking(narrow, 20, sm_count=132)[0] == 7  # ceil(20 / 3)
+    assert routing.chunking(narrow, 4, sm_count=132)[0] == 1
+    capped = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                     {**rule, "max_chunks": 4}, hidden=None)
+    assert routing.chunking(capped, 100, sm_count=132)[0] == 4
+    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**rule, "spread_chunks": 0},
+                  hidden=None)
+    assert routing.chunking(off, 64, sm_count=132)[0] == 2
+
+
 def test_persistent_grid_partition_follows_sm_count():
     record = _record({"kind": "sm_scaled_bounded", "ctas_per_sm": 2},
                      {"kind": "persistent_grid", "counters": 16})

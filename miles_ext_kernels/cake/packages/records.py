@@ -67,7 +67,7 @@ _WORKSPACE_REQUIRED: dict[str, dict[str, int]] = {
     "atomic": {},
 }
 _WORKSPACE_OPTIONAL: dict[str, dict[str, int]] = {
-    "fixed_chunks": {"sqrt_rows_factor": 0},
+    "fixed_chunks": {"sqrt_rows_factor": 0, "spread_chunks": 0, "spread_rows_per_chunk": 1},
 }
 
 

@@ -32,6 +32,7 @@ HEADERS = (
     "include/miles_rmsnorm/backward.cuh",
     "include/miles_rmsnorm/backward_small.cuh",
     "include/miles_rmsnorm/backward_args.h",
+    "include/miles_rmsnorm/cluster.cuh",
     "include/miles_rmsnorm/config.h",
     "include/miles_rmsnorm/device.cuh",
     "include/miles_rmsnorm/dispatch.cuh",
@@ -85,6 +86,12 @@ FORWARD_SPREAD_CTAS = 128
 BACKWARD_CTAS_PER_SM = 2
 BACKWARD_MAX_CHUNKS = 264
 BACKWARD_SQRT_ROWS_FACTOR = 4
+# A batch of two or more chunks (a fold follows) has at least BACKWARD_SPREAD_CHUNKS of them, at
+# least one row group's rows in flight each: on sm_90 such a call runs as one thread-block
+# cluster that folds through distributed shared memory (step 36), and spreading its rows over
+# more CTAs measured faster on the H200 (64 x 256: 2 -> 8 chunks 5.13 -> 4.61 us; 32 x 512 2 -> 8
+# 5.45 -> 4.90; 16 x 1024 2 -> 8 5.72 -> 5.06; 16 x 1536 4 -> 8 5.65 -> 5.27).
+BACKWARD_SPREAD_CHUNKS = 8
 # The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
 ATOMIC_THREADS_PER_SM = 1024
@@ -98,21 +105,21 @@ ATOMIC_MEASURED_ROWS = 65536
 
 # The small-batch backward (one thread-block cluster, small_backward_shape in config.h): at most
 # 8 CTAs (the portable cluster size) of at most 512 threads and 16 row groups. It serves the rows
-# of small_backward_window, where it measured faster than the main program on the H200
-# (docs/kernels.md step 35): up to SMALL_ROWS_NARROW rows when a row group is narrower than a
-# warp, SMALL_ROWS_WARP when it is one warp, SMALL_ROWS up to H = 2048 and SMALL_ROWS_WIDE above.
-# Where a row group has SMALL_AFTER_ONE_ITERATION threads (H 136-1536, two to sixteen groups a
-# CTA, at most six CTAs a cluster) the main program is the faster while one CTA iteration holds
-# every row (one chunk: no grid barrier, no fold), so the window starts past those rows.
+# of small_backward_window, where it measured faster on the H200 than the main program, whose
+# small batches run as one cluster with the fold in distributed shared memory (docs/kernels.md
+# step 36): up to SMALL_ROWS_NARROW rows when a row group is narrower than a warp; for groups of
+# one warp to SMALL_MID_TPR threads (H 136-1536) past one CTA iteration of the main program up
+# to SMALL_ROWS_MID rows (none up to H = 512, where one iteration holds 16 rows or more);
+# SMALL_ROWS up to H = 2048 and SMALL_ROWS_WIDE above.
 SMALL_MAX_CTAS = 8
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
 SMALL_ROWS_NARROW = 32
-SMALL_ROWS_WARP = 64
-SMALL_ROWS = 32
+SMALL_MID_TPR = 192
+SMALL_ROWS_MID = 12
+SMALL_ROWS = 40
 SMALL_ROWS_WIDE = 16
 SMALL_WIDE_HIDDEN = 2048
-SMALL_AFTER_ONE_ITERATION = (32, 192)
 
 
 def _pow2_ceil(value: int) -> int:
@@ -207,14 +214,11 @@ def small_backward_window(hidden: int) -> tuple[int, int]:
         return (0, 0)
     tpr = cfg["tpr"]
     if tpr < 32:
-        at_most = SMALL_ROWS_NARROW
-    elif tpr == 32:
-        at_most = SMALL_ROWS_WARP
-    else:
-        at_most = SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE
-    low, high = SMALL_AFTER_ONE_ITERATION
-    above = cfg["rows_per_cta"] if low <= tpr <= high else 0
-    return (above, at_most)
+        return (0, SMALL_ROWS_NARROW)
+    if tpr <= SMALL_MID_TPR:
+        above = cfg["rows_per_cta"]
+        return (above, SMALL_ROWS_MID) if above < SMALL_ROWS_MID else (0, 0)
+    return (0, SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE)
 
 
 def backward_max_chunks(cfg: dict[str, int]) -> int:
@@ -396,6 +400,8 @@ def build_description() -> dict[str, Any]:
             workspace_rule={"kind": "fixed_chunks", "max_chunks": backward_max_chunks(cfg),
                             "min_rows_per_chunk": cfg["rows_per_cta"],
                             "sqrt_rows_factor": BACKWARD_SQRT_ROWS_FACTOR,
+                            "spread_chunks": BACKWARD_SPREAD_CHUNKS,
+                            "spread_rows_per_chunk": cfg["rows_per_group"],
                             "counters": 2, "partial_dtype": "float64"},
             cooperative=True,
         )

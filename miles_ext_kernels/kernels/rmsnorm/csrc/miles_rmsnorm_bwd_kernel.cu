@@ -1,12 +1,71 @@
 // miles-ext-kernels first-party RMSNorm deterministic backward program: device code and its
-// cooperative host launcher (the grid is clamped to what the device keeps co-resident; the
-// chunk partition, and so every bit of dw, does not depend on it).
+// host launcher — cooperative (the grid is clamped to what the device keeps co-resident; the
+// chunk partition, and so every bit of dw, does not depend on it), or one thread-block cluster
+// that folds the chunks through distributed shared memory (launch_one_cluster).
 #include <cuda_runtime.h>
+
+#include <cstdlib>
 
 #include "miles_rmsnorm/backward.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
 namespace {
+
+// Launches the grid as one thread-block cluster with the one-cluster fold (kClusterFold) where
+// that applies: a kernel it is built into (cluster_fold_built: sm_90), one CTA a chunk, 2 to
+// max_cluster_fold_ctas chunks, the fold's buffers fit next to the ring, the driver can place
+// the cluster, and MILES_EXT_KERNELS_CLUSTER_FOLD is not "0". dw and dx have the grid barrier's
+// bits either way; the fold skips the workspace, the grid barrier and the partials' trip through
+// L2 (measured on the H200: docs/kernels.md, step 36). *done says whether it launched.
+template <typename Kernel>
+cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParams& p,
+                               unsigned int grid, unsigned int block, size_t smem, int device,
+                               cudaStream_t stream, bool* done) {
+  *done = false;
+  if (grid < 2 || static_cast<int64_t>(grid) != p.n_chunks ||
+      grid > static_cast<unsigned int>(miles_rmsnorm::max_cluster_fold_ctas(p.hidden))) {
+    return cudaSuccess;
+  }
+  if (const char* mode = std::getenv("MILES_EXT_KERNELS_CLUSTER_FOLD")) {
+    if (mode[0] == '0') return cudaSuccess;
+  }
+  int major = 0;
+  cudaError_t status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (status != cudaSuccess || major != 9) return status;
+  size_t limit = 0;
+  status = miles_rmsnorm::backward_smem_limit(device, &limit);
+  if (status != cudaSuccess) return status;
+  const size_t bytes = smem + static_cast<size_t>(miles_rmsnorm::cluster_fold_bytes(
+                                     p.hidden, static_cast<int>(grid)));
+  if (bytes > limit) return cudaSuccess;
+  status = miles_rmsnorm::allow_dynamic_smem(kernel, bytes);
+  if (status != cudaSuccess) return status;
+  if (grid > 8) {  // past the portable cluster size
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (status != cudaSuccess) return status;
+  }
+  cudaLaunchAttribute attrs[1] = {};
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = grid;
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid, 1, 1);
+  config.blockDim = dim3(block, 1, 1);
+  config.dynamicSmemBytes = bytes;
+  config.stream = stream;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  int clusters = 0;
+  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  if (status != cudaSuccess) return status;
+  if (clusters < 1) return cudaSuccess;
+  miles_rmsnorm::BackwardParams q = p;
+  q.flags |= miles_rmsnorm::kClusterFold;
+  status = cudaLaunchKernelEx(&config, kernel, q);
+  *done = status == cudaSuccess;
+  return status;
+}
 
 struct DeterministicLaunch {
   const miles_rmsnorm::BackwardParams* p;
@@ -44,6 +103,12 @@ struct DeterministicLaunch {
       if (grid > resident) grid = resident;
       if (grid < 1) grid = 1;
       if (launched) *launched = grid;
+      if constexpr (miles_rmsnorm::cluster_fold_built(VPT, D)) {
+        bool done = false;
+        const cudaError_t c =
+            launch_one_cluster(kernel, *p, grid, block, smem, device, stream, &done);
+        if (c != cudaSuccess || done) return c;
+      }
       cudaLaunchAttribute attrs[1] = {};
       attrs[0].id = cudaLaunchAttributeCooperative;
       attrs[0].val.cooperative = 1;

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "miles_rmsnorm/cluster.cuh"
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/device.cuh"
 
@@ -94,6 +95,52 @@ inline size_t deterministic_smem_bytes(int64_t hidden, int groups, int block, in
   const int64_t combine = combine_doubles(hidden, groups, block) * 8;
   // The effective weights follow, as FP32: the FP64 accumulators need the registers.
   return static_cast<size_t>((ring > combine ? ring : combine) + hidden * 4);
+}
+
+// The one-cluster fold (cluster_fold_partials): at most this many chunks, one CTA each (16, the
+// largest cluster sm_90 allows, with the non-portable size; the launcher asks the driver first).
+// Above kClusterFoldWideHidden one fewer: at 32 x 4096 a cluster of 16 measured slower than the
+// grid barrier on the H200 (7.21 against 6.88 us) while 15 at 30 x 4096 and 16 at 32 x 3072 were
+// faster (7.01 against 7.66, 6.19 against 6.29).
+constexpr int kMaxClusterFoldCtas = 16;
+constexpr int64_t kClusterFoldWideHidden = 3072;
+
+__host__ __device__ inline int max_cluster_fold_ctas(int64_t hidden) {
+  return hidden > kClusterFoldWideHidden ? kMaxClusterFoldCtas - 1 : kMaxClusterFoldCtas;
+}
+
+// Positions of the partial a CTA of the one-cluster fold owns: `ctas` slices of an even count
+// (two doubles travel as one 16-byte store), the last ones possibly short or empty.
+// The kernels the fold is built into: one vector a thread with the three-stage ring, compiled for
+// sm_90 (the host pass answers for the sm_90 build; the launcher checks the device). Elsewhere
+// its code moved ptxas's register allocation of the row loop into spills — 8-16 bytes in
+// sm_90a's shallower rings, 8 bytes in some sm_100a / sm_120 kernels — and it is not measured on
+// those GPUs; they run the grid barrier.
+__host__ __device__ constexpr bool cluster_fold_built(int vpt, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
+  return false && vpt == 1 && stages == 3;
+#else
+  return vpt == 1 && stages == 3;
+#endif
+}
+
+__host__ __device__ inline int cluster_fold_slice(int hidden, int ctas) {
+  const int per = (hidden + ctas - 1) / ctas;
+  return (per + 1) & ~1;
+}
+
+__host__ __device__ inline int cluster_fold_count(int hidden, int ctas, int rank) {
+  const int slice = cluster_fold_slice(hidden, ctas);
+  const int begin = rank * slice;
+  if (begin >= hidden) return 0;
+  return hidden - begin < slice ? hidden - begin : slice;
+}
+
+// Shared memory the one-cluster fold adds after the weights: the CTA's own partial (hidden
+// doubles), the slices it receives ([chunk][slice] doubles) and its mbarrier.
+__host__ __device__ inline int64_t cluster_fold_bytes(int64_t hidden, int ctas) {
+  return 8 * (hidden + static_cast<int64_t>(ctas) * cluster_fold_slice(static_cast<int>(hidden),
+                                                                        ctas)) + 16;
 }
 
 template <int VPT, int R>
@@ -461,6 +508,15 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
   }
 }
 
+// log2 of the runs a column's chunk partials are folded in (fold_partials): as many as the CTA
+// has warps, and at least 8 chunks a run.
+__device__ __forceinline__ int fold_segment_shift(int n_chunks) {
+  int seg_shift = 0;
+  const int warps = static_cast<int>(blockDim.x / 32);
+  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
+  return seg_shift;
+}
+
 // Fixed-order FP64 fold of the chunk partials into dw, after the grid barrier. The chunks of a
 // column are split into `segments` contiguous runs (a power of two chosen from n_chunks and the
 // block size, i.e. from rows and hidden only), each summed in chunk order; the runs are then
@@ -477,9 +533,7 @@ inline __device__ __noinline__ void fold_partials(const double* __restrict__ par
                                                   float* __restrict__ dw, int n_chunks,
                                                   int hidden, double* seg_sums, bool permuted) {
   const int nv = hidden / 8;
-  int seg_shift = 0;  // segments = 2^seg_shift
-  const int warps = static_cast<int>(blockDim.x / 32);
-  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
+  const int seg_shift = fold_segment_shift(n_chunks);  // segments = 2^seg_shift
   const int segments = 1 << seg_shift;
   const int tile_width = static_cast<int>(blockDim.x) >> seg_shift;
   const int seg = static_cast<int>(threadIdx.x) / tile_width;
@@ -510,6 +564,87 @@ inline __device__ __noinline__ void fold_partials(const double* __restrict__ par
     }
     __syncthreads();
   }
+}
+
+// The one-cluster fold's buffers, after the weights (cluster_fold_bytes): the CTA's own partial
+// (hidden doubles), the slices it receives ([chunk][slice]), its mbarrier.
+struct ClusterFoldArea {
+  double* mine;
+  double* recv;
+  uint32_t bar;
+  __device__ __forceinline__ ClusterFoldArea(float* weights, int hidden, int ctas)
+      : mine(reinterpret_cast<double*>(weights + hidden)),
+        recv(mine + hidden),
+        bar(shared_address(recv + ctas * cluster_fold_slice(hidden, ctas))) {}
+};
+
+// The one-cluster fold's start (sm_90 and later; every thread of the CTA calls it at entry): the
+// CTA's mbarrier expects the bytes its slice of the partials will bring, and the cluster barrier
+// that publishes it is arrived at now and waited on only before the first store to a peer, so
+// its round trip overlaps the rows. Inlined: a call at entry keeps the kernel's live values in
+// saved registers across it (ptxas spilled 8-16 bytes in the H200's kernels that way).
+__device__ __forceinline__ void cluster_fold_begin(float* weights, int hidden, int ctas) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (threadIdx.x == 0) {
+    const ClusterFoldArea area(weights, hidden, ctas);
+    const int rank = static_cast<int>(blockIdx.x);
+    barrier_init(area.bar, 1);
+    barrier_init_fence();
+    const int count = cluster_fold_count(hidden, ctas, rank);
+    barrier_arrive_expect(area.bar, static_cast<uint32_t>(ctas * count * 8));
+  }
+  __syncthreads();
+  cluster_arrive_relaxed();
+#endif
+}
+
+// The fold when the grid is one cluster of one CTA a chunk (sm_90 and later; the launcher sets
+// kClusterFold): CTA `rank`'s chunk partial is in its shared memory (`mine` of ClusterFoldArea,
+// element-major). Each CTA owns slice `rank` of the positions (cluster_fold_slice): every CTA
+// sends its values of slice o into CTA o's `recv` ([chunk][slice]) with st.async, each CTA waits
+// on its own barrier, then sums its positions over the chunks in fold_partials' order (the same
+// runs, the same additions) and rounds once: dw has the grid barrier's bits, without the
+// workspace, the grid barrier and the partials' round trip through L2. No peer writes this
+// CTA's shared memory once its barrier completed, so it may exit without a cluster barrier.
+// Every thread calls it; not inlined, for the reason fold_partials is not.
+inline __device__ __noinline__ void cluster_fold_partials(float* weights, float* __restrict__ dw,
+                                                          int hidden, int ctas) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const ClusterFoldArea area(weights, hidden, ctas);
+  const double* mine = area.mine;
+  const double* recv = area.recv;
+  const uint32_t bar = area.bar;
+  const int rank = static_cast<int>(blockIdx.x);
+  const int nv = hidden / 8;
+  const int slice = cluster_fold_slice(hidden, ctas);
+  __syncthreads();  // this CTA's partial is complete
+  cluster_wait();   // every CTA's barrier is initialised
+  const uint32_t column = shared_address(recv + rank * slice);  // this chunk's row of a slice
+  for (int pos = 2 * static_cast<int>(threadIdx.x); pos < hidden;
+       pos += 2 * static_cast<int>(blockDim.x)) {
+    const int owner = pos / slice;
+    const uint32_t at = column + static_cast<uint32_t>(pos - owner * slice) * 8u;
+    store_remote(cluster_address(at, owner), mine[pos], mine[pos + 1],
+                 cluster_address(bar, owner));
+  }
+  barrier_wait(bar, 0);
+  const int begin = rank * slice;
+  const int count = cluster_fold_count(hidden, ctas, rank);
+  const int seg_shift = fold_segment_shift(ctas);
+  const int segments = 1 << seg_shift;
+  const int per_seg = (ctas + segments - 1) >> seg_shift;
+  for (int q = static_cast<int>(threadIdx.x); q < count; q += static_cast<int>(blockDim.x)) {
+    double t = 0.0;
+    for (int run = 0; run < segments; ++run) {
+      const int c_begin = run * per_seg;
+      const int c_end = c_begin + per_seg < ctas ? c_begin + per_seg : ctas;
+      double s = 0.0;
+      for (int c = c_begin; c < c_end; ++c) s += recv[c * slice + q];
+      t = segments == 1 ? s : t + s;
+    }
+    dw[partial_column(begin + q, nv, true)] = static_cast<float>(t);
+  }
+#endif
 }
 
 // A chunk's sums with one vector a thread: this thread's eight FP64 sums (a0..a7, columns
@@ -597,10 +732,14 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     // allocation of those kernels (spills 12-20 -> 16-36 bytes on sm_90a).
     double* out_partial = p.partial + c * p.hidden;
     if constexpr (VPT == 1) {
+      // One-cluster fold: the chunk's partial goes to this CTA's shared memory, after the weights
+      // (cluster_fold_bytes), instead of the workspace.
+      if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+        out_partial = reinterpret_cast<double*>(w.s + p.hidden);
+      }
       write_chunk_sums(acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[0][4], acc[0][5],
                        acc[0][6], acc[0][7], combine, group, rows_per_cta, lane,
-                       static_cast<int>(p.hidden),
-                       single_chunk ? nullptr : out_partial, p.dw);
+                       static_cast<int>(p.hidden), single_chunk ? nullptr : out_partial, p.dw);
     } else if (rows_per_cta == 1) {
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
@@ -639,6 +778,10 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     }
   }
   if (single_chunk) return;
+  if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+    cluster_fold_partials(w.s, p.dw, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
+    return;
+  }
 
   GridBarrier barrier{p.counters, 0u};
   barrier.sync();
@@ -654,7 +797,8 @@ template <typename XT, typename WT, int VPT, int D, bool PER_HEAD>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
-  // effective weights when they live in shared memory (see deterministic_smem_bytes).
+  // effective weights (see deterministic_smem_bytes), then with the one-cluster fold its buffers
+  // and mbarrier (cluster_fold_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int R = backward_rows_per_group(VPT);
   const int64_t ring = stage_bytes(VPT, R, blockDim.x, D);
@@ -666,6 +810,9 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   uint4* raw =
       reinterpret_cast<uint4*>(smem) + (D - 1) * R * 2 * VPT * static_cast<int>(blockDim.x);
   if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);
+  if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+    cluster_fold_begin(w.s, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
+  }
   deterministic_body<XT, VPT, D, PER_HEAD>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);

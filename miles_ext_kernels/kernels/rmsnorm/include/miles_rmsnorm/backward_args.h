@@ -81,7 +81,7 @@ inline BackwardTypes fill_backward_params(BackwardParams& p, TensorView g, Tenso
   p.gh_addr = RowAddress{gh_stride, gh_head_stride};
   p.n_chunks = 1;
   p.rows_per_chunk = rows;
-  p.flags = static_cast<int>(flags);
+  p.flags = static_cast<int>(flags) & ~kClusterFold;  // the launcher's to set
   p.tpr = cfg.tpr;
   return BackwardTypes{x_dtype, w_dtype, cfg};
 }

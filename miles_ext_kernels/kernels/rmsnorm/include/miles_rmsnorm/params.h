@@ -9,6 +9,10 @@ enum Flags : int {
   kResidual = 1,
   kCastBeforeWeightMul = 2,
   kZeroCenteredGamma = 4,
+  // Set by the deterministic backward's launcher only (never by a caller): the grid is one
+  // thread-block cluster of one CTA a chunk, and the chunk partials are folded through
+  // distributed shared memory (backward.cuh, cluster_fold_partials).
+  kClusterFold = 1 << 30,
 };
 
 enum DType : int { kBF16 = 0, kFP16 = 1, kFP32 = 2 };
