@@ -42,6 +42,10 @@ int main() {
     for (unsigned long long n = 0; n < 1024; ++n) {
       if (((n * magic) >> 32) != n / static_cast<unsigned long long>(f.tpr)) return 3;
     }
+    const long chunk_rows[] = {1, 2, 3, 4, 5, 8, 9, 17, 33, 64, 100000};
+    for (long rows : chunk_rows) {
+      std::printf("chunk %ld %ld %d\n", h, rows, backward_chunk_block(backward_config(h), rows));
+    }
     if (!small_backward_supported(h)) continue;
     const long row_counts[] = {1, 3, 17, 64, 129};
     for (long rows : row_counts) {
@@ -140,6 +144,25 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
         assert above in (0, SPEC.backward_config(hidden)["rows_per_cta"])
 
 
+def test_a_chunk_gets_the_row_groups_its_rows_need_in_whole_warps():
+    for hidden in SPEC.supported_hidden_sizes():
+        c = SPEC.backward_config(hidden)
+        assert SPEC.backward_chunk_block(c, 10**6) == c["block"]
+        for rows in range(1, 2 * c["rows_per_cta"] + 2):
+            block = SPEC.backward_chunk_block(c, rows)
+            groups = block // c["tpr"]
+            assert block % 32 == 0 and block % c["tpr"] == 0 and block <= c["block"]
+            # enough groups for the rows, and a whole warp of idle groups at most
+            assert groups * c["rows_per_group"] >= min(rows, c["rows_per_cta"])
+            assert groups != 2 or block in (32, c["block"])  # two groups: measured slower
+            if c["tpr"] >= 32 and rows > 4 * c["rows_per_group"]:
+                assert (groups - 1) * c["rows_per_group"] < rows
+    assert SPEC.backward_chunk_block(SPEC.backward_config(256), 1) == 32
+    assert SPEC.backward_chunk_block(SPEC.backward_config(256), 3) == 128
+    assert SPEC.backward_chunk_block(SPEC.backward_config(1024), 2) == 128
+    assert SPEC.backward_chunk_block(SPEC.backward_config(64), 33) == 160
+
+
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
     for hidden in range(64, 8193, 8):
         c = SPEC.backward_config(hidden)
@@ -170,7 +193,9 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
     assert len(small) == 5 * len(served) and served[-1] == 8192
-    assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small)
+    chunk = [line for line in lines if line.startswith("chunk ")]
+    assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
+    assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("tpr", "row_warps", "ctas", "slice_warps", "slice", "row_groups",
                   "rows_per_group", "block")
@@ -184,6 +209,10 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             continue
         if kind == "spread":  # small and large batches as the launcher tells them apart
             assert int(numbers[0]) == SPEC.forward_spread_rows(SPEC.forward_config(int(hidden)))
+            continue
+        if kind == "chunk":  # the CTA a chunk of `rows` rows gets
+            rows, block = map(int, numbers)
+            assert block == SPEC.backward_chunk_block(SPEC.backward_config(int(hidden)), rows)
             continue
         if kind == "small":
             rows, *numbers = numbers

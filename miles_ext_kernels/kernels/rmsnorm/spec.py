@@ -191,6 +191,18 @@ def backward_config(hidden: int) -> dict[str, int]:
     return _config(4, _row_threads((nv + 3) // 4), 512, 1)
 
 
+def backward_chunk_block(cfg: dict[str, int], rows_per_chunk: int) -> int:
+    """Threads of a deterministic backward CTA for chunks of ``rows_per_chunk`` rows (mirrors
+    config.h): the row groups the rows need (four instead of two), whole warps, at most
+    ``cfg["block"]``."""
+    need = -(-rows_per_chunk // cfg["rows_per_group"])
+    if need == 2:
+        need = 4
+    per_warp = 32 // cfg["tpr"] if cfg["tpr"] < 32 else 1
+    groups = -(-need // per_warp) * per_warp
+    return cfg["block"] if groups >= cfg["groups"] else groups * cfg["tpr"]
+
+
 def small_backward_shape(rows: int, hidden: int) -> dict[str, int]:
     """Launch shape of the small-batch backward for ``rows`` >= 1 rows (mirrors config.h)."""
     tpr = backward_config(hidden)["tpr"]
