@@ -109,8 +109,6 @@ __host__ __device__ inline int max_cluster_fold_ctas(int64_t hidden) {
   return hidden > kClusterFoldWideHidden ? kMaxClusterFoldCtas - 1 : kMaxClusterFoldCtas;
 }
 
-// Positions of the partial a CTA of the one-cluster fold owns: `ctas` slices of an even count
-// (two doubles travel as one 16-byte store), the last ones possibly short or empty.
 // The kernels the fold is built into: one vector a thread with the three-stage ring, compiled for
 // sm_90 (the host pass answers for the sm_90 build; the launcher checks the device). Elsewhere
 // its code moved ptxas's register allocation of the row loop into spills — 8-16 bytes in
@@ -118,12 +116,16 @@ __host__ __device__ inline int max_cluster_fold_ctas(int64_t hidden) {
 // those GPUs; they run the grid barrier.
 __host__ __device__ constexpr bool cluster_fold_built(int vpt, int stages) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
-  return false && vpt == 1 && stages == 3;
+  static_cast<void>(vpt);
+  static_cast<void>(stages);
+  return false;
 #else
   return vpt == 1 && stages == 3;
 #endif
 }
 
+// Positions of the partial a CTA of the one-cluster fold owns: `ctas` slices of an even count
+// (two doubles travel as one 16-byte store), the last ones possibly short or empty.
 __host__ __device__ inline int cluster_fold_slice(int hidden, int ctas) {
   const int per = (hidden + ctas - 1) / ctas;
   return (per + 1) & ~1;
