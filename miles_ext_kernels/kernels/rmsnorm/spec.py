@@ -109,8 +109,10 @@ ATOMIC_MEASURED_ROWS = 65536
 # small batches run as one cluster with the fold in distributed shared memory (docs/kernels.md
 # step 36): up to SMALL_ROWS_NARROW rows when a row group is narrower than a warp; for groups of
 # one warp to SMALL_MID_TPR threads (H 136-1536) past one CTA iteration of the main program up
-# to SMALL_ROWS_MID rows (none up to H = 512, where one iteration holds 16 rows or more);
-# SMALL_ROWS up to H = 2048 and SMALL_ROWS_WIDE above.
+# to SMALL_ROWS_MID rows (none up to H = 512, where one iteration holds 16 rows or more;
+# 12 x 1024: 4.91 against the fold's 5.09 us, 16 x 1024 5.26 against 5.05); SMALL_ROWS up to
+# H = 2048 (33 x 2048: 6.02 against 6.32, 40 rows tied at 6.40, 48 6.49 against 6.43) and
+# SMALL_ROWS_WIDE above.
 SMALL_MAX_CTAS = 8
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
