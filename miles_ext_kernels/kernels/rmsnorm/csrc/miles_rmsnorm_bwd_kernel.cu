@@ -13,14 +13,16 @@ namespace {
 
 // Launches the grid as one thread-block cluster with the one-cluster fold (kClusterFold) where
 // that applies: a kernel it is built into (cluster_fold_built: sm_90), one CTA a chunk, 2 to
-// max_cluster_fold_ctas chunks, the fold's buffers fit next to the ring, the driver can place
-// the cluster, and MILES_EXT_KERNELS_CLUSTER_FOLD is not "0". dw and dx have the grid barrier's
-// bits either way; the fold skips the workspace, the grid barrier and the partials' trip through
-// L2 (measured on the H200: docs/kernels.md, step 36). *done says whether it launched.
+// max_cluster_fold_ctas chunks (fewer than any device keeps co-resident), the fold's buffers fit
+// in `limit` next to the ring's `smem`, the driver can place the cluster, and
+// MILES_EXT_KERNELS_CLUSTER_FOLD is not "0". dw and dx have the grid barrier's bits either way;
+// the fold skips the workspace, the grid barrier and the partials' trip through L2 (measured on
+// the H200: docs/kernels.md, step 36). *done says whether it launched; if not, the caller takes
+// the cooperative launch.
 template <typename Kernel>
 cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParams& p,
-                               unsigned int grid, unsigned int block, size_t smem, int device,
-                               cudaStream_t stream, bool* done) {
+                               unsigned int grid, unsigned int block, size_t smem, size_t limit,
+                               int device, cudaStream_t stream, bool* done) {
   *done = false;
   if (grid < 2 || static_cast<int64_t>(grid) != p.n_chunks ||
       grid > static_cast<unsigned int>(miles_rmsnorm::max_cluster_fold_ctas(p.hidden))) {
@@ -32,9 +34,6 @@ cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParam
   int major = 0;
   cudaError_t status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   if (status != cudaSuccess || major != 9) return status;
-  size_t limit = 0;
-  status = miles_rmsnorm::backward_smem_limit(device, &limit);
-  if (status != cudaSuccess) return status;
   const size_t bytes = smem + static_cast<size_t>(miles_rmsnorm::cluster_fold_bytes(
                                      p.hidden, static_cast<int>(grid)));
   if (bytes > limit) return cudaSuccess;
@@ -44,25 +43,15 @@ cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParam
     status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     if (status != cudaSuccess) return status;
   }
-  cudaLaunchAttribute attrs[1] = {};
-  attrs[0].id = cudaLaunchAttributeClusterDimension;
-  attrs[0].val.clusterDim.x = grid;
-  attrs[0].val.clusterDim.y = 1;
-  attrs[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(grid, 1, 1);
-  config.blockDim = dim3(block, 1, 1);
-  config.dynamicSmemBytes = bytes;
-  config.stream = stream;
-  config.attrs = attrs;
-  config.numAttrs = 1;
+  miles_rmsnorm::OneDimLaunch launch(grid, block, bytes, stream);
+  launch.cluster(grid);
   int clusters = 0;
-  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
   if (status != cudaSuccess) return status;
   if (clusters < 1) return cudaSuccess;
   miles_rmsnorm::BackwardParams q = p;
   q.flags |= miles_rmsnorm::kClusterFold;
-  status = cudaLaunchKernelEx(&config, kernel, q);
+  status = cudaLaunchKernelEx(&launch.config, kernel, q);
   *done = status == cudaSuccess;
   return status;
 }
@@ -84,11 +73,23 @@ struct DeterministicLaunch {
           p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
           miles_rmsnorm::backward_rows_per_group(VPT), stages);
     };
-    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
+    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem,
+                                                                      size_t limit) {
       constexpr int D = decltype(stages)::value;
       using miles_rmsnorm::backward_deterministic_kernel;
       auto kernel = p->heads == 1 ? backward_deterministic_kernel<XT, WT, VPT, D, false>
                                   : backward_deterministic_kernel<XT, WT, VPT, D, true>;
+      if constexpr (miles_rmsnorm::cluster_fold_built(VPT, D)) {
+        // Tried first: the cooperative path's occupancy queries are not needed for it.
+        bool done = false;
+        const cudaError_t c =
+            launch_one_cluster(kernel, *p, grid_x, block, smem, limit, device, stream, &done);
+        if (c != cudaSuccess) return c;
+        if (done) {
+          if (launched) *launched = grid_x;
+          return cudaSuccess;
+        }
+      }
       const cudaError_t attr = miles_rmsnorm::allow_dynamic_smem(kernel, smem);
       if (attr != cudaSuccess) return attr;
       int sms = 0;
@@ -103,23 +104,9 @@ struct DeterministicLaunch {
       if (grid > resident) grid = resident;
       if (grid < 1) grid = 1;
       if (launched) *launched = grid;
-      if constexpr (miles_rmsnorm::cluster_fold_built(VPT, D)) {
-        bool done = false;
-        const cudaError_t c =
-            launch_one_cluster(kernel, *p, grid, block, smem, device, stream, &done);
-        if (c != cudaSuccess || done) return c;
-      }
-      cudaLaunchAttribute attrs[1] = {};
-      attrs[0].id = cudaLaunchAttributeCooperative;
-      attrs[0].val.cooperative = 1;
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(grid, 1, 1);
-      config.blockDim = dim3(block, 1, 1);
-      config.dynamicSmemBytes = smem;
-      config.stream = stream;
-      config.attrs = attrs;
-      config.numAttrs = 1;
-      return cudaLaunchKernelEx(&config, kernel, *p);
+      miles_rmsnorm::OneDimLaunch launch(grid, block, smem, stream);
+      launch.cooperative();
+      return cudaLaunchKernelEx(&launch.config, kernel, *p);
     });
   }
 };

@@ -23,7 +23,8 @@ struct AtomicLaunch {
       return miles_rmsnorm::atomic_smem_bytes(VPT, miles_rmsnorm::backward_rows_per_group(VPT),
                                               static_cast<int>(block.x), stages);
     };
-    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem) {
+    return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem,
+                                                                 size_t /*limit*/) {
       constexpr int D = decltype(stages)::value;
       auto kernel = p->heads == 1 ? miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, false>
                                   : miles_rmsnorm::backward_atomic_kernel<XT, WT, VPT, D, true>;

@@ -52,8 +52,8 @@ inline cudaError_t backward_smem_limit(int device, size_t* limit) {
   return cudaSuccess;
 }
 
-// Calls launch(std::integral_constant<int, D>{}, bytes(D)) with the deepest ring D
-// (backward_stages(VPT) down to 1) whose CTA needs at most the device's shared memory
+// Calls launch(std::integral_constant<int, D>{}, bytes(D), limit) with the deepest ring D
+// (backward_stages(VPT) down to 1) whose CTA needs at most the device's shared memory `limit`
 // (backward_smem_limit); cudaErrorLaunchOutOfResources where not even one stage fits.
 template <int VPT, typename Bytes, typename Launch>
 inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
@@ -61,10 +61,10 @@ inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
   const cudaError_t status = backward_smem_limit(device, &limit);
   if (status != cudaSuccess) return status;
   if constexpr (backward_stages(VPT) >= 3) {
-    if (bytes(3) <= limit) return launch(std::integral_constant<int, 3>{}, bytes(3));
+    if (bytes(3) <= limit) return launch(std::integral_constant<int, 3>{}, bytes(3), limit);
   }
-  if (bytes(2) <= limit) return launch(std::integral_constant<int, 2>{}, bytes(2));
-  if (bytes(1) <= limit) return launch(std::integral_constant<int, 1>{}, bytes(1));
+  if (bytes(2) <= limit) return launch(std::integral_constant<int, 2>{}, bytes(2), limit);
+  if (bytes(1) <= limit) return launch(std::integral_constant<int, 1>{}, bytes(1), limit);
   return cudaErrorLaunchOutOfResources;
 }
 
@@ -75,6 +75,35 @@ inline cudaError_t allow_dynamic_smem(Kernel kernel, size_t smem) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(smem));
 }
+
+// The launch configuration of a one-dimensional grid with at most one attribute: the cooperative
+// flag or a one-dimensional cluster. Not copyable: `config.attrs` points into the object.
+struct OneDimLaunch {
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t config{};
+  OneDimLaunch(unsigned int grid, unsigned int block, size_t smem, cudaStream_t stream) {
+    config.gridDim = dim3(grid, 1, 1);
+    config.blockDim = dim3(block, 1, 1);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 0;
+  }
+  OneDimLaunch(const OneDimLaunch&) = delete;
+  OneDimLaunch& operator=(const OneDimLaunch&) = delete;
+  void cooperative() {
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    config.numAttrs = 1;
+  }
+  void cluster(unsigned int ctas) {
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = ctas;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.numAttrs = 1;
+  }
+};
 
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
 // are done): a row of doubles per row group when a CTA holds several, else one per thread.
@@ -122,6 +151,12 @@ __host__ __device__ constexpr bool cluster_fold_built(int vpt, int stages) {
 #else
   return vpt == 1 && stages == 3;
 #endif
+}
+
+// Whether this launch of a (VPT, D) kernel folds through its cluster (the launcher's flag).
+template <int VPT, int D>
+__device__ __forceinline__ bool uses_cluster_fold(const BackwardParams& p) {
+  return cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0;
 }
 
 // Positions of the partial a CTA of the one-cluster fold owns: `ctas` slices of an even count
@@ -736,7 +771,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     if constexpr (VPT == 1) {
       // One-cluster fold: the chunk's partial goes to this CTA's shared memory, after the weights
       // (cluster_fold_bytes), instead of the workspace.
-      if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+      if (uses_cluster_fold<VPT, D>(p)) {
         out_partial = reinterpret_cast<double*>(w.s + p.hidden);
       }
       write_chunk_sums(acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[0][4], acc[0][5],
@@ -780,7 +815,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     }
   }
   if (single_chunk) return;
-  if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+  if (uses_cluster_fold<VPT, D>(p)) {
     cluster_fold_partials(w.s, p.dw, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
     return;
   }
@@ -812,7 +847,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   uint4* raw =
       reinterpret_cast<uint4*>(smem) + (D - 1) * R * 2 * VPT * static_cast<int>(blockDim.x);
   if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);
-  if (cluster_fold_built(VPT, D) && (p.flags & kClusterFold) != 0) {
+  if (uses_cluster_fold<VPT, D>(p)) {
     cluster_fold_begin(w.s, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
   }
   deterministic_body<XT, VPT, D, PER_HEAD>(p, w, smem, [&] {
