@@ -364,7 +364,7 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
 
 
 # ---- the small-batch program (one thread-block cluster, sm_90 and later) ----------------------
-SMALL_HIDDEN = [64, 128, 1280, 1536, 2048, 2880, 4096, 5120, 8192]
+SMALL_HIDDEN = [64, 128, 1280, 1536, 2048, 2304, 2880, 4096, 5120, 6144, 8192]
 
 
 @pytest.mark.parametrize("hidden", SMALL_HIDDEN)
@@ -419,11 +419,66 @@ def test_small_batch_program_replays_in_a_cuda_graph():
         assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
 
 
-@pytest.mark.parametrize("hidden", [256, 512])
-def test_main_program_serves_every_small_batch_where_the_fold_is_faster(hidden):
+@pytest.mark.parametrize("hidden", [2304, 2880, 4096, 5120, 6144, 8192])
+@pytest.mark.parametrize("contract", ["default", "residual", "fp32_w"])
+def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hidden, contract):
+    # Past H = 2048 the launcher splits a row over up to 16 CTAs where the driver can place such a
+    # cluster, else over at most 8 (MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS=0 forces that here): the
+    # row groups, and so dw, are the same either way.
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    w_dtype = torch.float32 if contract == "fp32_w" else torch.bfloat16
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    assert rmsnorm_spec.small_backward_shape(1, hidden)["ctas"] > 8
+    assert rmsnorm_spec.small_backward_shape(1, hidden, 8)["ctas"] <= 8
+    above, limit = rmsnorm_spec.small_backward_window(hidden)
+    x, w, g, u = _inputs(limit, hidden, seed=hidden + 3, w_dtype=w_dtype)
+    g_h = u if contract == "residual" else None
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    for rows in sorted({above + 1, above + 3, 7, limit}):
+        part = slice(0, rows)
+        args = (g[part], x[part], w, rstd[part])
+        gr = None if g_h is None else g_h[part]
+        assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+        dx, dw = rmsnorm_backward(*args, g_residual=gr, **FP)
+        monkeypatch.setenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS", "0")
+        dx8 = torch.full_like(dx, float("nan"))
+        dw8 = torch.full_like(dw, float("nan"))
+        rmsnorm_backward(*args, g_residual=gr, dx=dx8, dw=dw8, **FP)
+        monkeypatch.delenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS")
+        assert torch.equal(dx8, dx) and torch.equal(dw8, dw), rows
+
+
+@pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
+                                                      (1, 12, 1024), (4, 3, 2048)])
+def test_small_batch_program_reads_per_head_views_in_place(tokens, heads, hidden):
+    # q / k norms: [tokens, heads, D] views of a fused projection, rows = tokens * heads in the
+    # small-batch window; the same bits as the contiguous copy's backward
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden)
-    assert rmsnorm_spec.small_backward_window(hidden) == (0, 0)
-    for rows in (1, 2, 16, 17, 32, 33, 64, 65, 128):
+    rows = tokens * heads
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    gen = torch.Generator(device=DEV).manual_seed(rows + hidden)
+    fused = torch.randn(tokens, 2, heads + 1, hidden, device=DEV, generator=gen).bfloat16()
+    x = fused[:, 0, 1:]  # token stride 2 * (heads + 1) * hidden, head stride hidden
+    g = fused[:, 1, :heads]
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).bfloat16()
+    _, rstd = rmsnorm_forward(x.contiguous(), w, EPS, **FP)
+    dx_copy, dw_copy = rmsnorm_backward(g.contiguous(), x.contiguous(), w, rstd, **FP)
+    dx, dw = rmsnorm_backward(g, x, w, rstd, **FP)
+    assert torch.equal(dx.reshape(dx_copy.shape), dx_copy) and torch.equal(dw, dw_copy)
+
+
+@pytest.mark.parametrize("hidden", [256, 512, 8192])
+def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
+    _skip_unless_first_party(hidden)
+    above, limit = rmsnorm_spec.small_backward_window(hidden)
+    assert above == 0 and limit >= 16
+    small = "miles_rmsnorm_bwd_small" if _has_clusters() else "miles_rmsnorm_bwd"
+    for rows in (1, 2, 16, limit):
+        assert _backward_program(hidden, rows, deterministic=True) == small
+    for rows in (limit + 1, 64, 65, 128, 4096):
         assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
 
 
@@ -431,8 +486,8 @@ def test_main_program_serves_every_small_batch_where_the_fold_is_faster(hidden):
 # (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
 # launcher runs the grid as one thread-block cluster that folds the chunks through distributed
 # shared memory.
-FOLD_CASES = [(64, 256), (48, 256), (512, 256), (32, 512), (16, 1024), (16, 1536), (48, 2048),
-              (64, 2048), (32, 3072), (24, 4096), (30, 4096), (1024, 64)]
+FOLD_CASES = [(64, 256), (48, 256), (512, 256), (32, 512), (24, 1024), (48, 1536), (56, 2048),
+              (64, 2048), (26, 2560), (30, 2560), (24, 5120), (1024, 64)]
 
 
 def _fold_limit(hidden: int) -> int:
@@ -481,6 +536,15 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
     assert not bool((workspace[:partial_bytes] == 0xFF).all()), "the grid barrier did not run"
     assert torch.equal(dw, dw_barrier) and torch.equal(dx, dx_barrier)
     monkeypatch.delenv("MILES_EXT_KERNELS_CLUSTER_FOLD")
+    # past 8 CTAs (the portable cluster size) the fold needs a non-portable cluster; without one,
+    # the grid barrier
+    workspace[:partial_bytes] = 0xFF
+    monkeypatch.setenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS", "0")
+    dx_8, dw_8 = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **options, **FP)
+    monkeypatch.delenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS")
+    barrier_ran = not bool((workspace[:partial_bytes] == 0xFF).all())
+    assert barrier_ran == (layout["n_chunks"] > 8)
+    assert torch.equal(dw, dw_8) and torch.equal(dx, dx_8)
     dx_one, dw_one = rmsnorm_backward(g, x, w, rstd, grid=1, **options, **FP)  # one CTA, barrier
     assert torch.equal(dw, dw_one) and torch.equal(dx, dx_one)
     if contract not in ("cast", "residual"):
@@ -490,8 +554,9 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
 
 def test_one_cluster_fold_replays_in_a_cuda_graph():
     _needs_the_fold()
-    hidden, rows = 1024, 16
+    hidden, rows = 1024, 24
     _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
     assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)
     x, w, g, _ = _inputs(rows, hidden, seed=16)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)

@@ -3,6 +3,7 @@ config.h agree, and every program compiles for every architecture it lists (no G
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -49,9 +50,13 @@ int main() {
     if (!small_backward_supported(h)) continue;
     const long row_counts[] = {1, 3, 17, 64, 129};
     for (long rows : row_counts) {
-      const SmallBackwardShape s = small_backward_shape(rows, h);
-      std::printf("small %ld %ld %d %d %d %d %d %d %d %d\n", h, rows, s.tpr, s.row_warps, s.ctas,
-                  s.slice_warps, s.slice, s.row_groups, s.rows_per_group, s.block);
+      const int caps[] = {kSmallBackwardMaxCtas, kSmallBackwardPortableCtas};
+      for (int cap : caps) {
+        const SmallBackwardShape s = small_backward_shape(rows, h, cap);
+        std::printf("small %ld %ld %d %d %d %d %d %d %d %d %d\n", h, rows, cap, s.tpr,
+                    s.row_warps, s.ctas, s.slice_warps, s.slice, s.row_groups, s.rows_per_group,
+                    s.block);
+      }
     }
   }
   if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
@@ -115,11 +120,12 @@ def test_atomic_windows_follow_the_measured_policy():
 def test_small_batch_program_takes_its_row_window_on_cluster_arches():
     package = BuildJsonPackage(PACKAGE_DIR / "build.json")
     for arch in package.arches():
-        for hidden in (64, 128, 136, 256, 264, 512, 1024, 1536, 1544, 2048, 2056, 4096, 5120,
-                       8192, 8200, 16384):
+        for hidden in (64, 128, 136, 256, 264, 512, 1024, 1280, 1536, 1544, 2048, 2056, 2560,
+                       3072, 4096, 5120, 6144, 8192, 8200, 16384):
             above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
-                for rows in (1, 2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64, 65, 128, 129, 4096):
+                for rows in (1, 2, 4, 5, 8, 9, 16, 17, 20, 21, 28, 29, 31, 32, 33, 40, 41, 48, 49,
+                             64, 65, 128, 129, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
                     small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
@@ -131,17 +137,15 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
                         assert record.workspace_rule is None
                     else:
                         assert record.kernel == "miles_rmsnorm_bwd"
-    # the measured windows: rows of a group narrower than a warp to 32; from one warp to 192
-    # threads a group past one CTA iteration of the main program up to 12 (none up to H = 512,
-    # whose iteration holds 16 rows or more); 40 up to H = 2048 and 16 above
-    assert [SPEC.small_backward_window(h) for h in (64, 128, 136, 256, 512, 520, 1024, 1032, 1536,
-                                                    1544, 2048, 2056, 8192, 8200)] == [
-        (0, 32), (0, 32), (0, 0), (0, 0), (0, 0), (10, 12), (8, 12), (6, 12), (4, 12), (0, 40),
-        (0, 40), (0, 16), (0, 16), (0, 0)]
-    for hidden in range(64, 8193, 8):
-        above, at_most = SPEC.small_backward_window(hidden)
-        assert (above, at_most) == (0, 0) or 0 <= above < at_most
-        assert above in (0, SPEC.backward_config(hidden)["rows_per_cta"])
+    # the measured windows: the first rows of every hidden size up to 8192, to the band's limit
+    assert [SPEC.small_backward_window(h) for h in (
+        64, 1024, 1032, 1280, 1288, 1536, 1544, 2048, 2056, 2304, 2312, 2560, 2568, 4096, 4104,
+        5120, 5128, 8192, 8200)] == [
+        (0, 16), (0, 16), (0, 32), (0, 32), (0, 40), (0, 40), (0, 48), (0, 48), (0, 16), (0, 16),
+        (0, 24), (0, 24), (0, 32), (0, 32), (0, 20), (0, 20), (0, 28), (0, 28), (0, 0)]
+    for hidden in range(64, 16385, 8):
+        window = SPEC.small_backward_window(hidden)
+        assert (window[0] == 0 and window[1] >= 16) == (SPEC.backward_config(hidden)["vpt"] == 1)
 
 
 def test_a_chunk_gets_the_row_groups_its_rows_need_in_whole_warps():
@@ -164,16 +168,21 @@ def test_a_chunk_gets_the_row_groups_its_rows_need_in_whole_warps():
 
 
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
+    assert (SPEC.SMALL_PORTABLE_CTAS, SPEC.SMALL_MAX_CTAS) == (8, 16)
     for hidden in range(64, 8193, 8):
         c = SPEC.backward_config(hidden)
-        for rows in (1, 2, 3, 5, 16, 17, 64, 100, 128):
-            s = SPEC.small_backward_shape(rows, hidden)
-            assert 1 <= s["ctas"] <= 8 and s["block"] <= 512 and s["row_groups"] <= 16
+        for rows, cap in itertools.product((1, 2, 3, 5, 16, 17, 64, 100, 128), (16, 8)):
+            s = SPEC.small_backward_shape(rows, hidden, cap)
+            assert 1 <= s["ctas"] <= cap and s["block"] <= 512 and s["row_groups"] <= 16
+            # the row groups (dw's partition) are the portable cluster's at every cluster size
+            portable = SPEC.small_backward_shape(rows, hidden, 8)
+            assert (s["row_groups"], s["rows_per_group"]) == (
+                portable["row_groups"], portable["rows_per_group"])
             # the CTAs' slices hold every warp of a row, and no CTA is without one
             assert s["ctas"] * s["slice_warps"] >= s["row_warps"] > (s["ctas"] - 1) * s[
                 "slice_warps"]
             assert s["slice"] == (s["slice_warps"] * 32 if c["tpr"] > 32 else c["tpr"])
-            # a batch's warp partials fit the kernel's exchange buffer (8 CTAs x 16 warps)
+            # a batch's warp partials fit the kernel's exchange buffer (16 warps x 8 portable CTAs)
             if s["row_warps"] > 1:
                 assert s["row_groups"] * s["row_warps"] <= 128, (hidden, rows, s)
             # the row groups cover the rows in contiguous blocks, none empty
@@ -192,7 +201,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                            text=True).stdout.splitlines()
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
-    assert len(small) == 5 * len(served) and served[-1] == 8192
+    assert len(small) == 10 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
@@ -214,9 +223,9 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             rows, block = map(int, numbers)
             assert block == SPEC.backward_chunk_block(SPEC.backward_config(int(hidden)), rows)
             continue
-        if kind == "small":
-            rows, *numbers = numbers
-            shape = SPEC.small_backward_shape(int(rows), int(hidden))
+        if kind == "small":  # the 16-CTA cluster and the portable one
+            rows, cap, *numbers = numbers
+            shape = SPEC.small_backward_shape(int(rows), int(hidden), int(cap))
             assert dict(zip(small_keys, map(int, numbers), strict=True)) == shape, line
             continue
         config = (SPEC.forward_config if kind == "fwd" else SPEC.backward_config)(int(hidden))

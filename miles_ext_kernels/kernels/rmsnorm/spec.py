@@ -103,25 +103,28 @@ ATOMIC_ROWS_SCALE = 1 << 39
 ATOMIC_MEASURED_ROWS = 65536
 
 
-# The small-batch backward (one thread-block cluster, small_backward_shape in config.h): at most
-# 8 CTAs (the portable cluster size) of at most 512 threads and 16 row groups. It serves the rows
-# of small_backward_window, where it measured faster on the H200 than the main program, whose
+# The small-batch backward (one thread-block cluster, small_backward_shape in config.h): up to
+# SMALL_MAX_CTAS CTAs where the driver can place such a cluster (sm_90: H100 / H200; else at most
+# SMALL_PORTABLE_CTAS, the portable size, over the same row groups, so the same bits) of at most
+# 512 threads and 16 row groups. It serves the first rows of every hidden size up to 8192, to the
+# band's SMALL_WINDOWS limit: where it measured faster on the H200 than the main program, whose
 # small batches run as one cluster with the fold in distributed shared memory (docs/kernels.md
-# step 36): up to SMALL_ROWS_NARROW rows when a row group is narrower than a warp; for groups of
-# one warp to SMALL_MID_TPR threads (H 136-1536) past one CTA iteration of the main program up
-# to SMALL_ROWS_MID rows (none up to H = 512, where one iteration holds 16 rows or more;
-# 12 x 1024: 4.91 against the fold's 5.09 us, 16 x 1024 5.26 against 5.05); SMALL_ROWS up to
-# H = 2048 (33 x 2048: 6.02 against 6.32, 40 rows tied at 6.40, 48 6.49 against 6.43) and
-# SMALL_ROWS_WIDE above.
-SMALL_MAX_CTAS = 8
+# steps 36-39).
+SMALL_PORTABLE_CTAS = 8
+SMALL_MAX_CTAS = 16
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
-SMALL_ROWS_NARROW = 32
-SMALL_MID_TPR = 192
-SMALL_ROWS_MID = 12
-SMALL_ROWS = 40
-SMALL_ROWS_WIDE = 16
-SMALL_WIDE_HIDDEN = 2048
+# (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
+# band. Measured on the H200 with 16-CTA clusters (session 14, step 39; small-batch / main
+# program, us), the limits are where the main program's fold overtakes: 20 x 512 4.86 / 4.45,
+# 32 x 1024 5.51 / 5.28 (17-28 rows within 0.2 us either way), 40 x 1280 5.87 / 5.76, 48 x 1536
+# 6.28 / 5.87, 64 x 2048 6.81 / 6.67, 20 x 2304 5.50 / 5.41, 28 x 2560 5.84 / 5.62, 40 x 4096
+# 8.61 / 7.22, 24 x 5120 8.21 / 7.60, 32 x 6144 9.26 / 8.08, 40 x 8192 11.98 / 9.79 (32 x 8192
+# 9.26 / 9.34).
+# The step at 17-20 rows below H = 1280 and past the limits at H >= 2304 is a second batch of
+# rows a row group (small_backward_shape).
+SMALL_WINDOWS = ((1024, 16), (1280, 32), (1536, 40), (2048, 48), (2304, 16), (2560, 24),
+                 (4096, 32), (5120, 20), (8192, 28))
 
 
 def _pow2_ceil(value: int) -> int:
@@ -205,17 +208,28 @@ def backward_chunk_block(cfg: dict[str, int], rows_per_chunk: int) -> int:
     return cfg["block"] if groups >= cfg["groups"] else groups * cfg["tpr"]
 
 
-def small_backward_shape(rows: int, hidden: int) -> dict[str, int]:
-    """Launch shape of the small-batch backward for ``rows`` >= 1 rows (mirrors config.h)."""
-    tpr = backward_config(hidden)["tpr"]
-    row_warps = tpr // 32 if tpr > 32 else 1
-    ctas = min(row_warps, SMALL_MAX_CTAS)
+def _small_backward_columns(row_warps: int, tpr: int, max_ctas: int) -> tuple[int, int, int]:
+    """(ctas, slice_warps, slice) of a row's warps split over at most ``max_ctas`` CTAs."""
+    ctas = min(row_warps, max_ctas)
     slice_warps = -(-row_warps // ctas)
     ctas = -(-row_warps // slice_warps)
-    width = slice_warps * 32 if tpr > 32 else tpr
-    groups = min(SMALL_MAX_BLOCK // width, SMALL_MAX_ROW_GROUPS)
+    return ctas, slice_warps, (slice_warps * 32 if tpr > 32 else tpr)
+
+
+def small_backward_shape(rows: int, hidden: int,
+                         max_ctas: int = SMALL_MAX_CTAS) -> dict[str, int]:
+    """Launch shape of the small-batch backward for ``rows`` >= 1 rows (mirrors config.h).
+
+    The row partition (and so dw) is the portable shape's (SMALL_PORTABLE_CTAS) for every
+    ``max_ctas``; more CTAs give each a narrower column slice of the same row groups.
+    """
+    tpr = backward_config(hidden)["tpr"]
+    row_warps = tpr // 32 if tpr > 32 else 1
+    _, _, portable_slice = _small_backward_columns(row_warps, tpr, SMALL_PORTABLE_CTAS)
+    groups = min(SMALL_MAX_BLOCK // portable_slice, SMALL_MAX_ROW_GROUPS)
     rows_per_group = -(-rows // groups)
     row_groups = -(-rows // rows_per_group)
+    ctas, slice_warps, width = _small_backward_columns(row_warps, tpr, max_ctas)
     return {"tpr": tpr, "row_warps": row_warps, "ctas": ctas, "slice_warps": slice_warps,
             "slice": width, "row_groups": row_groups, "rows_per_group": rows_per_group,
             "block": row_groups * width}
@@ -223,16 +237,12 @@ def small_backward_shape(rows: int, hidden: int) -> dict[str, int]:
 
 def small_backward_window(hidden: int) -> tuple[int, int]:
     """Rows ``(above, at_most]`` the small-batch backward serves at ``hidden`` ((0, 0): none)."""
-    cfg = backward_config(hidden)
-    if cfg["vpt"] != 1:
+    if backward_config(hidden)["vpt"] != 1:
         return (0, 0)
-    tpr = cfg["tpr"]
-    if tpr < 32:
-        return (0, SMALL_ROWS_NARROW)
-    if tpr <= SMALL_MID_TPR:
-        above = cfg["rows_per_cta"]
-        return (above, SMALL_ROWS_MID) if above < SMALL_ROWS_MID else (0, 0)
-    return (0, SMALL_ROWS if hidden <= SMALL_WIDE_HIDDEN else SMALL_ROWS_WIDE)
+    for largest, at_most in SMALL_WINDOWS:
+        if hidden <= largest:
+            return (0, at_most)
+    return (0, 0)
 
 
 def backward_max_chunks(cfg: dict[str, int]) -> int:

@@ -14,11 +14,11 @@ namespace {
 // Launches the grid as one thread-block cluster with the one-cluster fold (kClusterFold) where
 // that applies: a kernel it is built into (cluster_fold_built: sm_90), one CTA a chunk, 2 to
 // max_cluster_fold_ctas chunks (fewer than any device keeps co-resident), the fold's buffers fit
-// in `limit` next to the ring's `smem`, the driver can place the cluster, and
-// MILES_EXT_KERNELS_CLUSTER_FOLD is not "0". dw and dx have the grid barrier's bits either way;
-// the fold skips the workspace, the grid barrier and the partials' trip through L2 (measured on
-// the H200: docs/kernels.md, step 36). *done says whether it launched; if not, the caller takes
-// the cooperative launch.
+// in `limit` next to the ring's `smem`, the driver can place the cluster,
+// MILES_EXT_KERNELS_CLUSTER_FOLD is not "0", and past 8 CTAs nonportable_clusters_allowed(). dw
+// and dx have the grid barrier's bits either way; the fold skips the workspace, the grid barrier
+// and the partials' trip through L2 (measured on the H200: docs/kernels.md, step 36). *done says
+// whether it launched; if not, the caller takes the cooperative launch.
 template <typename Kernel>
 cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParams& p,
                                unsigned int grid, unsigned int block, size_t smem, size_t limit,
@@ -40,6 +40,7 @@ cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParam
   status = miles_rmsnorm::allow_dynamic_smem(kernel, bytes);
   if (status != cudaSuccess) return status;
   if (grid > 8) {  // past the portable cluster size
+    if (!miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
     status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     if (status != cudaSuccess) return status;
   }

@@ -8,8 +8,10 @@ extern "C" cudaError_t miles_rmsnorm_backward_small_launch(const miles_rmsnorm::
 
 namespace miles_rmsnorm {
 
-// grid_x is the cluster the package's fixed grid rule names; the launcher derives the same
-// cluster from the hidden size and refuses any other, so that dw cannot depend on it.
+// grid_x is the cluster the package's fixed grid rule names (the largest, 16 CTAs at most); the
+// binding derives the same cluster from the hidden size and refuses any other. Where the device
+// cannot place it, the launcher runs at most 8 CTAs over the same row partition: dw does not
+// depend on the cluster either way.
 void RunBackwardSmall(TensorView g, TensorView x, TensorView w, TensorView r, TensorView dx,
                       TensorView dw, TensorView g_h, int64_t rows, int64_t hidden, int64_t heads,
                       int64_t g_stride, int64_t g_head_stride, int64_t x_stride,

@@ -1,12 +1,48 @@
 // miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (one
 // thread-block cluster, sm_90 and later): device code and its host launcher. The cluster shape
-// is a function of the hidden size (small_backward_shape); the launch grid is that one cluster.
+// is a function of the hidden size (small_backward_shape): up to 16 CTAs where the driver can
+// place a cluster that large, else up to 8 with the same row partition (the same dx and dw bits).
 #include <cuda_runtime.h>
+
+#include <atomic>
 
 #include "miles_rmsnorm/backward_small.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
 namespace {
+
+constexpr int kCachedDevices = 64;
+
+// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of `kernel` at the largest
+// block (kSmallBackwardMaxBlock threads) on the current device: asked once per device
+// and kernel (the answer does not change while the process runs; the kernel's non-portable
+// attribute is set on the way), and never where MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0".
+template <typename XT, typename WT, int B>
+cudaError_t largest_cluster_placeable(cudaStream_t stream, bool* placeable) {
+  static std::atomic<signed char> known[kCachedDevices];  // 0 unknown, 1 yes, -1 no
+  auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B>;
+  *placeable = false;
+  if (!miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const bool cached = device >= 0 && device < kCachedDevices;
+  if (cached && known[device].load(std::memory_order_relaxed) != 0) {
+    *placeable = known[device].load(std::memory_order_relaxed) > 0;
+    return cudaSuccess;
+  }
+  status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (status != cudaSuccess) return status;
+  constexpr auto kCtas = static_cast<unsigned int>(miles_rmsnorm::kSmallBackwardMaxCtas);
+  miles_rmsnorm::OneDimLaunch probe(kCtas, miles_rmsnorm::kSmallBackwardMaxBlock, 0, stream);
+  probe.cluster(kCtas);
+  int clusters = 0;
+  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.config);
+  if (status != cudaSuccess) return status;
+  *placeable = clusters >= 1;
+  if (cached) known[device].store(*placeable ? 1 : -1, std::memory_order_relaxed);
+  return cudaSuccess;
+}
 
 struct SmallLaunch {
   const miles_rmsnorm::BackwardParams* p;
@@ -16,13 +52,29 @@ struct SmallLaunch {
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
     static_assert(VPT == 1, "the small-batch program runs one vector per thread");
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT>;
-    miles_rmsnorm::OneDimLaunch launch(static_cast<unsigned int>(shape.ctas),
-                                       static_cast<unsigned int>(shape.block), 0, stream);
+    if (shape.rows_per_group == 1) return launch<XT, WT, 1>();
+    return launch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
+  }
+
+  template <typename XT, typename WT, int B>
+  cudaError_t launch() const {
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B>;
+    miles_rmsnorm::SmallBackwardShape s = shape;
+    if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
+      bool placeable = false;
+      const cudaError_t status = largest_cluster_placeable<XT, WT, B>(stream, &placeable);
+      if (status != cudaSuccess) return status;
+      if (!placeable) {
+        s = miles_rmsnorm::small_backward_shape(p->rows, p->hidden,
+                                                miles_rmsnorm::kSmallBackwardPortableCtas);
+      }
+    }
+    miles_rmsnorm::OneDimLaunch launch(static_cast<unsigned int>(s.ctas),
+                                       static_cast<unsigned int>(s.block), 0, stream);
     // A row within one warp needs no exchange and no cluster: launched without the attribute,
     // which measured 0.3 us faster at 1 x 256 (3.33 -> 3.05 us, H200, cold L2).
-    if (shape.ctas > 1) launch.cluster(static_cast<unsigned int>(shape.ctas));
-    return cudaLaunchKernelEx(&launch.config, kernel, *p, shape);
+    if (s.ctas > 1) launch.cluster(static_cast<unsigned int>(s.ctas));
+    return cudaLaunchKernelEx(&launch.config, kernel, *p, s);
   }
 };
 

@@ -52,6 +52,15 @@ inline cudaError_t backward_smem_limit(int device, size_t* limit) {
   return cudaSuccess;
 }
 
+// Whether the backward launchers may use clusters of more than 8 CTAs (the portable size) where
+// the driver can place them: yes unless MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0". Either way
+// dx and dw keep their bits (the launchers fall back to shapes with the same arithmetic); the
+// variable is a test hook and a way out on a device where the larger clusters misbehave.
+inline bool nonportable_clusters_allowed() {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS");
+  return mode == nullptr || mode[0] != '0';
+}
+
 // Calls launch(std::integral_constant<int, D>{}, bytes(D), limit) with the deepest ring D
 // (backward_stages(VPT) down to 1) whose CTA needs at most the device's shared memory `limit`
 // (backward_smem_limit); cudaErrorLaunchOutOfResources where not even one stage fits.

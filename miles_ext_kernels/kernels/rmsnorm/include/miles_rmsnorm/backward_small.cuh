@@ -8,7 +8,7 @@
 // main program's second-level butterfly, so dx has the main program's bits. dw needs no grid
 // barrier: a CTA owns its columns, each of its row groups sums a contiguous block of rows in row
 // order in FP64, and the blocks are summed in order and rounded once — a function of (rows,
-// hidden) only (small_backward_shape).
+// hidden) only (small_backward_shape), whichever cluster size the launcher could place.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -27,17 +27,40 @@ struct BatchRows {
   __device__ __forceinline__ uint4 xv(int i, int /*k*/) const { return x[i]; }
 };
 
-template <typename XT, typename WT>
+// This warp's partials of a batch's B rows to `dst` in another CTA: one st.async.
+__device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[4], uint32_t bar) {
+  store_remote(dst, make_float4(dot[0], dot[1], dot[2], dot[3]), bar);
+}
+__device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[1], uint32_t bar) {
+  store_remote(dst, dot[0], bar);
+}
+
+// The offset of a row of the small program (below 2^31 rows, so heads too): a 32-bit division
+// for per-head views.
+__device__ __forceinline__ int64_t small_row_offset(int row, bool per_head, int64_t heads,
+                                                    RowAddress a) {
+  if (!per_head) return static_cast<int64_t>(row) * a.stride;
+  const uint32_t n = static_cast<uint32_t>(heads);
+  const uint32_t token = static_cast<uint32_t>(row) / n;
+  return static_cast<int64_t>(token) * a.stride +
+         static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
+}
+
+// B rows a batch: 4, or 1 where every row group has one row (small_backward_batch), so that a
+// call of a few rows neither reduces nor exchanges three empty rows. The same arithmetic a row
+// either way: the same dx and dw bits.
+template <typename XT, typename WT, int B>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // clusters need sm_90; the package builds this program for sm_90 and later only
 #else
   namespace cg = cooperative_groups;
-  constexpr int B = kSmallBackwardBatch;
-  static_assert(B == 4, "a batch's warp partials travel as one 16-byte store");
+  static_assert(B == 1 || B == kSmallBackwardBatch, "a batch's warp partials travel as one store");
   constexpr int kWarps = kSmallBackwardMaxBlock / 32;
-  constexpr int kRowWarps = kSmallBackwardMaxCtas * kWarps;  // row groups x warps of a row
+  // Row groups x warps of a row: at most 128, the row partition being the portable shape's (its
+  // row groups times its CTAs' warps of a row fit 16 warps a CTA times 8 CTAs).
+  constexpr int kRowWarps = kSmallBackwardPortableCtas * kWarps;
   // [row group][slice column] FP64 sums (the fold), and the warp partials of the rows of a batch
   // received from the cluster: [phase][row group][warp of the row][batch row], double-buffered
   // with one barrier each (a peer sends batch k + 2 only after it has received this CTA's
@@ -47,15 +70,6 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   __shared__ __align__(8) uint64_t barriers[2];
   const int cta = static_cast<int>(cg::this_cluster().block_rank());
   const bool exchange = s.row_warps > 1;
-  if (exchange) {
-    if (threadIdx.x == 0) {
-      barrier_init(shared_address(&barriers[0]), 1);
-      barrier_init(shared_address(&barriers[1]), 1);
-      barrier_init_fence();
-    }
-    __syncthreads();
-    cluster_arrive_relaxed();  // waited on before the first store to a peer
-  }
   const int group = static_cast<int>(threadIdx.x) / s.slice;
   const int t = static_cast<int>(threadIdx.x) - group * s.slice;
   const int j = cta * s.slice + t;  // this thread's vector of a row: the main program's lane
@@ -72,19 +86,15 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   const float hidden_f = static_cast<float>(p.hidden);
   const uint32_t batch_bytes = static_cast<uint32_t>(s.row_groups * s.row_warps * B * 4);
 
+  // The weights and the first batch's rows are loaded before the barriers are set up (their
+  // latency covers it); later batches at the top of their iteration.
   RegisterWeights<WT, 1> w;
   w.load(p, j, s.tpr);
-  double acc[1][8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) acc[0][e] = 0.0;
-
-  int batch_index = 0;
-  // Every thread runs the same number of batches; rows past `end` are masked.
-  for (int base = first; base < first + rows_per_group; base += B, ++batch_index) {
-    int row[B];
-    bool valid[B];
-    float r[B];
-    BatchRows<B> batch;
+  int row[B];
+  bool valid[B];
+  float r[B];
+  BatchRows<B> batch;
+  auto load_batch = [&](int base) {
 #pragma unroll
     for (int i = 0; i < B; ++i) {
       row[i] = base + i;
@@ -93,12 +103,33 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       batch.g[i] = make_uint4(0u, 0u, 0u, 0u);
       batch.x[i] = batch.g[i];
       if (valid[i] && live) {
-        const XT* gr = static_cast<const XT*>(p.g) + row_offset(row[i], per_head, p.heads, p.g_addr);
-        const XT* xr = static_cast<const XT*>(p.x) + row_offset(row[i], per_head, p.heads, p.x_addr);
+        const XT* gr = static_cast<const XT*>(p.g) + small_row_offset(row[i], per_head, p.heads,
+                                                                      p.g_addr);
+        const XT* xr = static_cast<const XT*>(p.x) + small_row_offset(row[i], per_head, p.heads,
+                                                                      p.x_addr);
         batch.g[i] = load_raw<XT>(gr + j * 8);
         batch.x[i] = load_raw<XT>(xr + j * 8);
       }
     }
+  };
+  load_batch(first);
+  if (exchange) {
+    if (threadIdx.x == 0) {
+      barrier_init(shared_address(&barriers[0]), 1);
+      barrier_init(shared_address(&barriers[1]), 1);
+      barrier_init_fence();
+    }
+    __syncthreads();
+    cluster_arrive_relaxed();  // waited on before the first store to a peer
+  }
+  double acc[1][8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[0][e] = 0.0;
+
+  int batch_index = 0;
+  // Every thread runs the same number of batches; rows past `end` are masked.
+  for (int base = first; base < first + rows_per_group; base += B, ++batch_index) {
+    if (batch_index > 0) load_batch(base);
     w.hold();
     float dot[B];
 #pragma unroll
@@ -115,9 +146,8 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       // Lane c sends this warp's partials to CTA c (itself included).
       if (row_warp < s.row_warps && lane < s.ctas) {
         const uint32_t dst = shared_address(slot + row_warp * B);
-        store_remote(cluster_address(dst, static_cast<uint32_t>(lane)),
-                     make_float4(dot[0], dot[1], dot[2], dot[3]),
-                     cluster_address(bar, static_cast<uint32_t>(lane)));
+        send_partials(cluster_address(dst, static_cast<uint32_t>(lane)), dot,
+                      cluster_address(bar, static_cast<uint32_t>(lane)));
       }
       barrier_wait(bar, static_cast<uint32_t>(batch_index >> 1) & 1u);
       if (row_warp < s.row_warps) {

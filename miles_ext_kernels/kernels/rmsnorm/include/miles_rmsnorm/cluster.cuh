@@ -72,6 +72,15 @@ __device__ __forceinline__ void store_remote(uint32_t addr, float4 v, uint32_t b
       : "memory");
 }
 
+// Stores 4 bytes into another CTA's shared memory, completing 4 bytes of its barrier `bar` (both
+// cluster addresses).
+__device__ __forceinline__ void store_remote(uint32_t addr, float v, uint32_t bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr),
+      "r"(__float_as_uint(v)), "r"(bar)
+      : "memory");
+}
+
 // Stores two doubles (16 bytes, 16-byte aligned) into another CTA's shared memory, completing
 // 16 bytes of its barrier `bar` (both cluster addresses).
 __device__ __forceinline__ void store_remote(uint32_t addr, double a, double b, uint32_t bar) {

@@ -135,8 +135,11 @@ inline int backward_chunk_block(const RowConfig& c, int64_t rows_per_chunk) {
 // threads, vectors and reduction tree of backward_config (so its dx bits are those of the main
 // program); one cluster of `ctas` CTAs splits the row's warps into column slices of
 // `slice_warps` warps, and each CTA runs `row_groups` row groups over its slice, a row group
-// taking a contiguous block of `rows_per_group` rows. The cluster is a function of the hidden
-// size; the row groups, and so every bit of dw, a function of (rows, hidden).
+// taking a contiguous block of `rows_per_group` rows. The row groups, and so every bit of dw, are
+// a function of (rows, hidden): they come from the portable shape (at most 8 CTAs), whichever
+// cluster size runs. The cluster is a function of the hidden size and of the cluster sizes the
+// launcher may use: up to 16 CTAs (non-portable: sm_90 H100 / H200) where the driver can place
+// them, else at most 8.
 struct SmallBackwardShape {
   int tpr;             // threads of a row (backward_config(hidden).tpr)
   int row_warps;       // warps of a row (1 when tpr <= 32: a group of tpr lanes)
@@ -148,7 +151,8 @@ struct SmallBackwardShape {
   int block;           // threads of a CTA (row_groups * slice)
 };
 
-constexpr int kSmallBackwardMaxCtas = 8;      // portable cluster size
+constexpr int kSmallBackwardPortableCtas = 8;  // portable cluster size: the row partition's shape
+constexpr int kSmallBackwardMaxCtas = 16;      // non-portable cluster size, where placeable
 constexpr int kSmallBackwardMaxBlock = 512;
 constexpr int kSmallBackwardMaxRowGroups = 16;
 constexpr int kSmallBackwardBatch = 4;        // rows of a row group loaded together
@@ -158,21 +162,31 @@ inline bool small_backward_supported(int64_t hidden) {
   return backward_config(hidden).vpt == 1;
 }
 
-// The launch shape for `rows` >= 1 rows: as many row groups as fit (at most 16, at most 512
-// threads), each of ceil(rows / groups) rows, and no group without rows.
-inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden) {
+// Threads of a row one CTA holds when a row's warps are split over at most `max_ctas` CTAs (and
+// the CTA count that split needs: ceil(row_warps / slice_warps)).
+inline void small_backward_columns(SmallBackwardShape& s, int max_ctas) {
+  const int ctas = s.row_warps < max_ctas ? s.row_warps : max_ctas;
+  s.slice_warps = (s.row_warps + ctas - 1) / ctas;
+  s.ctas = (s.row_warps + s.slice_warps - 1) / s.slice_warps;
+  s.slice = s.tpr > 32 ? s.slice_warps * 32 : s.tpr;
+}
+
+// The launch shape for `rows` >= 1 rows with clusters of at most `max_ctas` CTAs. The row
+// partition is the portable shape's whatever `max_ctas`: as many row groups as fit its slice (at
+// most 16, at most 512 threads), each of ceil(rows / groups) rows, and no group without rows.
+// More CTAs give each CTA a narrower slice of the same row groups.
+inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden,
+                                               int max_ctas = kSmallBackwardMaxCtas) {
   const RowConfig c = backward_config(hidden);
   SmallBackwardShape s;
   s.tpr = c.tpr;
   s.row_warps = c.tpr > 32 ? c.tpr / 32 : 1;
-  const int ctas = s.row_warps < kSmallBackwardMaxCtas ? s.row_warps : kSmallBackwardMaxCtas;
-  s.slice_warps = (s.row_warps + ctas - 1) / ctas;
-  s.ctas = (s.row_warps + s.slice_warps - 1) / s.slice_warps;
-  s.slice = c.tpr > 32 ? s.slice_warps * 32 : c.tpr;
+  small_backward_columns(s, kSmallBackwardPortableCtas);
   const int fit = kSmallBackwardMaxBlock / s.slice;
   const int groups = fit < kSmallBackwardMaxRowGroups ? fit : kSmallBackwardMaxRowGroups;
   s.rows_per_group = static_cast<int>((rows + groups - 1) / groups);
   s.row_groups = static_cast<int>((rows + s.rows_per_group - 1) / s.rows_per_group);
+  small_backward_columns(s, max_ctas);
   s.block = s.row_groups * s.slice;
   return s;
 }
