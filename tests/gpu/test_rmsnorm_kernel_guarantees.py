@@ -486,7 +486,7 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
 # (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
 # launcher runs the grid as one thread-block cluster that folds the chunks through distributed
 # shared memory.
-FOLD_CASES = [(64, 256), (48, 256), (512, 256), (32, 512), (24, 1024), (48, 1536), (56, 2048),
+FOLD_CASES = [(64, 256), (48, 256), (512, 256), (40, 512), (40, 1024), (48, 1536), (56, 2048),
               (64, 2048), (26, 2560), (30, 2560), (24, 5120), (1024, 64)]
 
 
@@ -554,7 +554,7 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
 
 def test_one_cluster_fold_replays_in_a_cuda_graph():
     _needs_the_fold()
-    hidden, rows = 1024, 24
+    hidden, rows = 1024, 40
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
     assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)

@@ -109,22 +109,20 @@ ATOMIC_MEASURED_ROWS = 65536
 # 512 threads and 16 row groups. It serves the first rows of every hidden size up to 8192, to the
 # band's SMALL_WINDOWS limit: where it measured faster on the H200 than the main program, whose
 # small batches run as one cluster with the fold in distributed shared memory (docs/kernels.md
-# steps 36-39).
+# steps 36-40).
 SMALL_PORTABLE_CTAS = 8
 SMALL_MAX_CTAS = 16
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
-# band. Measured on the H200 with 16-CTA clusters (session 14, step 39; small-batch / main
-# program, us), the limits are where the main program's fold overtakes: 20 x 512 4.86 / 4.45,
-# 32 x 1024 5.51 / 5.28 (17-28 rows within 0.2 us either way), 40 x 1280 5.87 / 5.76, 48 x 1536
-# 6.28 / 5.87, 64 x 2048 6.81 / 6.67, 20 x 2304 5.50 / 5.41, 28 x 2560 5.84 / 5.62, 40 x 4096
-# 8.61 / 7.22, 24 x 5120 8.21 / 7.60, 32 x 6144 9.26 / 8.08, 40 x 8192 11.98 / 9.79 (32 x 8192
-# 9.26 / 9.34).
-# The step at 17-20 rows below H = 1280 and past the limits at H >= 2304 is a second batch of
-# rows a row group (small_backward_shape).
-SMALL_WINDOWS = ((1024, 16), (1280, 32), (1536, 40), (2048, 48), (2304, 16), (2560, 24),
-                 (4096, 32), (5120, 20), (8192, 28))
+# band. Measured on the H200 with 16-CTA clusters (session 14, steps 39-40; small-batch / main
+# program, us), the limits are where the main program's fold overtakes: 40 x 256 4.61 / 4.36,
+# 40 x 1024 5.57 / 5.38, 40 x 1536 6.06 / 5.79 (5.74 / 5.83 in another run), 64 x 2048 6.81 /
+# 6.67, 24 x 2304 5.44 / 5.40 (20 rows tied), 28 x 2560 5.84 / 5.62, 40 x 4096 8.86 / 7.15,
+# 24 x 5120 8.11 / 7.54, 32 x 6144 9.26 / 8.08 (32 x 8192 9.07 / 9.35). Past two rows a row
+# group the program runs batches of four (small_backward_shape), the step in these rows.
+SMALL_WINDOWS = ((1536, 32), (2048, 48), (2304, 16), (2560, 24), (4096, 32), (5120, 20),
+                 (8192, 28))
 
 
 def _pow2_ceil(value: int) -> int:

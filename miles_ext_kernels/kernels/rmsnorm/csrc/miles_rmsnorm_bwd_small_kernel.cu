@@ -52,7 +52,10 @@ struct SmallLaunch {
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
     static_assert(VPT == 1, "the small-batch program runs one vector per thread");
+    // Batches of the rows a group has where it has one or two (no empty rows reduced and
+    // exchanged: 1 x 4096 4.65 -> 3.22 us, H200), else of four.
     if (shape.rows_per_group == 1) return launch<XT, WT, 1>();
+    if (shape.rows_per_group == 2) return launch<XT, WT, 2>();
     return launch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
   }
 

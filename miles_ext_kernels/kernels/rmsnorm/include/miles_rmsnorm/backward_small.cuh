@@ -31,6 +31,9 @@ struct BatchRows {
 __device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[4], uint32_t bar) {
   store_remote(dst, make_float4(dot[0], dot[1], dot[2], dot[3]), bar);
 }
+__device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[2], uint32_t bar) {
+  store_remote(dst, make_float2(dot[0], dot[1]), bar);
+}
 __device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[1], uint32_t bar) {
   store_remote(dst, dot[0], bar);
 }
@@ -46,9 +49,9 @@ __device__ __forceinline__ int64_t small_row_offset(int row, bool per_head, int6
          static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
 }
 
-// B rows a batch: 4, or 1 where every row group has one row (small_backward_batch), so that a
-// call of a few rows neither reduces nor exchanges three empty rows. The same arithmetic a row
-// either way: the same dx and dw bits.
+// B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
+// rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
+// dx and dw bits.
 template <typename XT, typename WT, int B>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
@@ -56,7 +59,8 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   __trap();  // clusters need sm_90; the package builds this program for sm_90 and later only
 #else
   namespace cg = cooperative_groups;
-  static_assert(B == 1 || B == kSmallBackwardBatch, "a batch's warp partials travel as one store");
+  static_assert(B == 1 || B == 2 || B == kSmallBackwardBatch,
+                "a batch's warp partials travel as one store");
   constexpr int kWarps = kSmallBackwardMaxBlock / 32;
   // Row groups x warps of a row: at most 128, the row partition being the portable shape's (its
   // row groups times its CTAs' warps of a row fit 16 warps a CTA times 8 CTAs).

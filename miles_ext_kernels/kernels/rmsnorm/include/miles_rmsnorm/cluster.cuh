@@ -72,6 +72,16 @@ __device__ __forceinline__ void store_remote(uint32_t addr, float4 v, uint32_t b
       : "memory");
 }
 
+// Stores 8 bytes (8-byte aligned) into another CTA's shared memory, completing 8 bytes of its
+// barrier `bar` (both cluster addresses).
+__device__ __forceinline__ void store_remote(uint32_t addr, float2 v, uint32_t bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n" ::"r"(
+          addr),
+      "f"(v.x), "f"(v.y), "r"(bar)
+      : "memory");
+}
+
 // Stores 4 bytes into another CTA's shared memory, completing 4 bytes of its barrier `bar` (both
 // cluster addresses).
 __device__ __forceinline__ void store_remote(uint32_t addr, float v, uint32_t bar) {
