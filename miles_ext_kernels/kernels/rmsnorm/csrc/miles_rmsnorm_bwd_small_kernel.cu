@@ -13,10 +13,11 @@ namespace {
 
 constexpr int kCachedDevices = 64;
 
-// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of `kernel` at the largest
-// block (kSmallBackwardMaxBlock threads) on the current device: asked once per device
-// and kernel (the answer does not change while the process runs; the kernel's non-portable
-// attribute is set on the way), and never where MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0".
+// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of the <XT, WT, B> kernel
+// at the largest block (kSmallBackwardMaxBlock threads) on the current device: asked once per
+// device and kernel (the answer does not change while the process runs; the kernel's
+// non-portable attribute is set on the way), and never where
+// MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0".
 template <typename XT, typename WT, int B>
 cudaError_t largest_cluster_placeable(cudaStream_t stream, bool* placeable) {
   static std::atomic<signed char> known[kCachedDevices];  // 0 unknown, 1 yes, -1 no

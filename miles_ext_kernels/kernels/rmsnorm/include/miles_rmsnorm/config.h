@@ -155,7 +155,7 @@ constexpr int kSmallBackwardPortableCtas = 8;  // portable cluster size: the row
 constexpr int kSmallBackwardMaxCtas = 16;      // non-portable cluster size, where placeable
 constexpr int kSmallBackwardMaxBlock = 512;
 constexpr int kSmallBackwardMaxRowGroups = 16;
-constexpr int kSmallBackwardBatch = 4;        // rows of a row group loaded together
+constexpr int kSmallBackwardBatch = 4;  // rows loaded together where a row group has more than 2
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
 inline bool small_backward_supported(int64_t hidden) {
