@@ -38,17 +38,6 @@ __device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[1
   store_remote(dst, dot[0], bar);
 }
 
-// The offset of a row of the small program (below 2^31 rows, so heads too): a 32-bit division
-// for per-head views.
-__device__ __forceinline__ int64_t small_row_offset(int row, bool per_head, int64_t heads,
-                                                    RowAddress a) {
-  if (!per_head) return static_cast<int64_t>(row) * a.stride;
-  const uint32_t n = static_cast<uint32_t>(heads);
-  const uint32_t token = static_cast<uint32_t>(row) / n;
-  return static_cast<int64_t>(token) * a.stride +
-         static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
-}
-
 // B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
 // rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
 // dx and dw bits.
@@ -107,10 +96,10 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       batch.g[i] = make_uint4(0u, 0u, 0u, 0u);
       batch.x[i] = batch.g[i];
       if (valid[i] && live) {
-        const XT* gr = static_cast<const XT*>(p.g) + small_row_offset(row[i], per_head, p.heads,
-                                                                      p.g_addr);
-        const XT* xr = static_cast<const XT*>(p.x) + small_row_offset(row[i], per_head, p.heads,
-                                                                      p.x_addr);
+        const XT* gr =
+            static_cast<const XT*>(p.g) + row_offset_32(row[i], per_head, p.heads, p.g_addr);
+        const XT* xr =
+            static_cast<const XT*>(p.x) + row_offset_32(row[i], per_head, p.heads, p.x_addr);
         batch.g[i] = load_raw<XT>(gr + j * 8);
         batch.x[i] = load_raw<XT>(xr + j * 8);
       }

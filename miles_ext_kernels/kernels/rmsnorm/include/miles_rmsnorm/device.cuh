@@ -183,6 +183,19 @@ __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t he
   return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
 }
 
+// The same with a 32-bit division for per-head views (rows below 2^31, so heads too): the
+// small-batch backward's, whose SASS called the 64-bit division routine on that path (a call
+// and its code in front of every row's loads). The same offsets; the other callers keep the
+// 64-bit form until their kernels are measured with it.
+__device__ __forceinline__ int64_t row_offset_32(int row, bool per_head, int64_t heads,
+                                                 RowAddress a) {
+  if (!per_head) return static_cast<int64_t>(row) * a.stride;
+  const uint32_t n = static_cast<uint32_t>(heads);
+  const uint32_t token = static_cast<uint32_t>(row) / n;
+  return static_cast<int64_t>(token) * a.stride +
+         static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
+}
+
 // ---- row reductions over the tpr threads of a row group ----------------------------------------
 // Two alternating shared buffers of R * 32 floats: a reduction writes one buffer, synchronises
 // and reads it back; the next reduction uses the other buffer, and its barrier orders those
