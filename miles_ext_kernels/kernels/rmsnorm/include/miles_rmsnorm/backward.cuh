@@ -271,6 +271,11 @@ struct RegisterRows {
   }
   __device__ __forceinline__ uint4 gv(int i, int k) const { return g[i][k]; }
   __device__ __forceinline__ uint4 xv(int i, int k) const { return x[i][k]; }
+  // The residual form's g_h vector at `src`, read where dx needs it.
+  template <typename XT>
+  __device__ __forceinline__ uint4 ghv(int /*i*/, int /*k*/, const XT* src) const {
+    return load_raw<XT>(src);
+  }
   // After the row reduction: hides the packed values from the optimiser, so that it re-widens
   // them instead of keeping widened floats alive across the reduction (register pressure).
   __device__ __forceinline__ void hold() {
@@ -299,6 +304,10 @@ struct SharedRows {
   }
   __device__ __forceinline__ uint4 xv(int i, int k) const {
     return valid[i] ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  template <typename XT>
+  __device__ __forceinline__ uint4 ghv(int /*i*/, int /*k*/, const XT* src) const {
+    return load_raw<XT>(src);
   }
   __device__ __forceinline__ void hold() {}
 };
@@ -389,7 +398,7 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
     const int j = lane + k * tpr;
     if (j < nv) {
       uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
-      if (RESIDUAL) ghraw = load_raw<XT>(ghr + j * 8);
+      if (RESIDUAL) ghraw = rows.template ghv<XT>(i, k, ghr + j * 8);
       const uint4 graw = rows.gv(i, k);
       const uint4 xraw = rows.xv(i, k);
       float d[8];

@@ -173,27 +173,28 @@ __device__ __forceinline__ int64_t row_offset(int64_t row, int64_t heads, RowAdd
   return (row / heads) * a.stride + (row % heads) * a.head_stride;
 }
 
-// The same for a row index below 2^31 (the backward's), with the per-head test hoisted by the
-// caller: one wide multiply in the common case.
+// The same for a row index below 2^31 (the backward programs'), with the per-head test hoisted by
+// the caller: one wide multiply in the common case, a 32-bit division for per-head views (heads <=
+// rows < 2^31), where the 64-bit one is a called routine in front of every row's loads.
 __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t heads,
                                               RowAddress a) {
   const uint64_t r = static_cast<uint32_t>(row);
   if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
-  const int64_t token = static_cast<int64_t>(r) / heads;
-  return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
-}
-
-// The same with a 32-bit division for per-head views (rows below 2^31, so heads too): the
-// small-batch backward's, whose SASS called the 64-bit division routine on that path (a call
-// and its code in front of every row's loads). The same offsets; the other callers keep the
-// 64-bit form until their kernels are measured with it.
-__device__ __forceinline__ int64_t row_offset_32(int row, bool per_head, int64_t heads,
-                                                 RowAddress a) {
-  if (!per_head) return static_cast<int64_t>(row) * a.stride;
   const uint32_t n = static_cast<uint32_t>(heads);
   const uint32_t token = static_cast<uint32_t>(row) / n;
   return static_cast<int64_t>(token) * a.stride +
          static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
+}
+
+// The loop-free forward's form, with the 64-bit division: with the 32-bit one its 32-register
+// kernel spilled more (sm_90a, plain two-vector kernel: 4 -> 16 bytes loaded), and its per-head
+// timings did not move when the division changed (docs/kernels.md, step 41).
+__device__ __forceinline__ int64_t wide_row_offset(int row, bool per_head, int64_t heads,
+                                                   RowAddress a) {
+  const uint64_t r = static_cast<uint32_t>(row);
+  if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
+  const int64_t token = static_cast<int64_t>(r) / heads;
+  return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------
@@ -227,29 +228,45 @@ __device__ __forceinline__ float lane_sum(float v, int width) {
   return v;
 }
 
-// lane_sum with one branch on the (uniform) width instead of one per level: the same additions
-// in the same order. The backward's (the forward keeps lane_sum, whose code it was tuned with).
-__device__ __forceinline__ float lane_sum_once(float v, int width) {
+// lane_sum over B independent values (one per row of a batch), with one branch on the (uniform)
+// width instead of one per level, and level by level: each value gets lane_sum's additions in its
+// order (the same bits), and the B shuffles of a level are independent, so their latencies
+// overlap where B chains one after another would add up. The backward's (the forward keeps
+// lane_sum, whose code it was tuned with).
+template <int B>
+__device__ __forceinline__ void add_lane_xor(float (&v)[B], int offset) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], offset);
+}
+
+template <int B>
+__device__ __forceinline__ void lane_sums_once(float (&v)[B], int width) {
   switch (width) {
     case 32:
-      v += __shfl_xor_sync(0xffffffffu, v, 16);
+      add_lane_xor<B>(v, 16);
       [[fallthrough]];
     case 16:
-      v += __shfl_xor_sync(0xffffffffu, v, 8);
+      add_lane_xor<B>(v, 8);
       [[fallthrough]];
     case 8:
-      v += __shfl_xor_sync(0xffffffffu, v, 4);
+      add_lane_xor<B>(v, 4);
       [[fallthrough]];
     case 4:
-      v += __shfl_xor_sync(0xffffffffu, v, 2);
+      add_lane_xor<B>(v, 2);
       [[fallthrough]];
     case 2:
-      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      add_lane_xor<B>(v, 1);
       [[fallthrough]];
     default:
       break;
   }
-  return v;
+}
+
+// lane_sums_once of one value.
+__device__ __forceinline__ float lane_sum_once(float v, int width) {
+  float one[1] = {v};
+  lane_sums_once<1>(one, width);
+  return one[0];
 }
 
 // Width of the butterfly that sums a row's warp partials (2 .. 32 warps): the smallest power of
@@ -261,8 +278,9 @@ __device__ __forceinline__ int warp_partials_width(int warps_per_row) {
 
 // Second level of a row reduction with rows in pairs (R even in row_sums): lane `slot` of each
 // width group holds warp partial `slot` of its row (zero past the row's warps); every lane of the
-// group ends with the row's sum. Shared by row_sums and the small-batch backward, so that a row's
-// sum has the same bits in both programs.
+// group ends with the row's sum. The small-batch backward sums its rows' partials the same way
+// (lane_sums_once over warp_partials_width), so that a row's sum has the same bits in both
+// programs.
 template <bool kBranchOnce = false>
 __device__ __forceinline__ float sum_warp_partials(float partial, int warps_per_row) {
   const int width = warp_partials_width(warps_per_row);

@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
 
   uint4 h[VPT];
   const XT* xr = static_cast<const XT*>(p.x) +
-                 row_offset(valid ? row : 0, per_head, p.heads, p.x_addr);
+                 wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr);
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int j = lane + k * tpr;
@@ -258,7 +258,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
   }
   if ((p.flags & kResidual) != 0 && valid) {
-    const XT* ur = static_cast<const XT*>(p.u) + row_offset(row, per_head, p.heads, p.u_addr);
+    const XT* ur =
+        static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
     uint4 uv[VPT];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
