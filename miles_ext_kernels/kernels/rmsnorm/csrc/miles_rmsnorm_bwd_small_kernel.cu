@@ -13,15 +13,15 @@ namespace {
 
 constexpr int kCachedDevices = 64;
 
-// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of the <XT, WT, B> kernel
+// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of the <XT, WT, B, R> kernel
 // at the largest block (kSmallBackwardMaxBlock threads) on the current device: asked once per
 // device and kernel (the answer does not change while the process runs; the kernel's
 // non-portable attribute is set on the way), and never where
 // MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0".
-template <typename XT, typename WT, int B>
+template <typename XT, typename WT, int B, bool R>
 cudaError_t largest_cluster_placeable(cudaStream_t stream, bool* placeable) {
   static std::atomic<signed char> known[kCachedDevices];  // 0 unknown, 1 yes, -1 no
-  auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B>;
+  auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, R>;
   *placeable = false;
   if (!miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
   int device = 0;
@@ -55,18 +55,26 @@ struct SmallLaunch {
     static_assert(VPT == 1, "the small-batch program runs one vector per thread");
     // Batches of the rows a group has where it has one or two (no empty rows reduced and
     // exchanged: 1 x 4096 4.65 -> 3.22 us, H200), else of four.
-    if (shape.rows_per_group == 1) return launch<XT, WT, 1>();
-    if (shape.rows_per_group == 2) return launch<XT, WT, 2>();
-    return launch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
+    if (shape.rows_per_group == 1) return launch_batch<XT, WT, 1>();
+    if (shape.rows_per_group == 2) return launch_batch<XT, WT, 2>();
+    return launch_batch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
   }
 
+  // The kernel without the residual's g_h staging where the call has none.
   template <typename XT, typename WT, int B>
+  cudaError_t launch_batch() const {
+    if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch<XT, WT, B, true>();
+    return launch<XT, WT, B, false>();
+  }
+
+  template <typename XT, typename WT, int B, bool RESIDUAL>
   cudaError_t launch() const {
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B>;
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
       bool placeable = false;
-      const cudaError_t status = largest_cluster_placeable<XT, WT, B>(stream, &placeable);
+      const cudaError_t status =
+          largest_cluster_placeable<XT, WT, B, RESIDUAL>(stream, &placeable);
       if (status != cudaSuccess) return status;
       if (!placeable) {
         s = miles_rmsnorm::small_backward_shape(p->rows, p->hidden,

@@ -435,13 +435,14 @@ __device__ __forceinline__ float dx_coefficient(float ri, float dot, float hidde
 }
 
 // Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the
-// contract flags; `per_head` is p.heads != 1 (a constant where the caller is specialised on it).
+// contract flags; `per_head` is p.heads != 1 and `residual` the kResidual flag (constants where
+// the caller is specialised on them).
 template <typename XT, int VPT, typename Weights, typename Rows, typename Acc>
 __device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int row, int nv,
                                                  int lane, int tpr, float ri, float b,
                                                  const Weights& w, const Rows& rows, int i,
-                                                 Acc (&acc)[VPT][8], bool per_head) {
-  const bool residual = (p.flags & kResidual) != 0;
+                                                 Acc (&acc)[VPT][8], bool per_head,
+                                                 bool residual) {
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
   XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(row) * p.hidden;
   if (residual) {
@@ -487,7 +488,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
     const float b = dx_coefficient(r[i], dot[i], hidden_f);
-    dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc, PER_HEAD);
+    dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc, PER_HEAD,
+                              (p.flags & kResidual) != 0);
   }
 }
 

@@ -48,8 +48,9 @@ __device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[1
 
 // B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
 // rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
-// dx and dw bits.
-template <typename XT, typename WT, int B>
+// dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
+// residual kernels only).
+template <typename XT, typename WT, int B, bool RESIDUAL>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   const int first = group * rows_per_group;
   const int end = first + rows_per_group < rows ? first + rows_per_group : rows;
   const bool per_head = p.heads != 1;
-  const bool residual = (p.flags & kResidual) != 0;
+  constexpr bool residual = RESIDUAL;
   const int lane = static_cast<int>(threadIdx.x) & 31;
   // This warp is warp `row_warp` of its row group's rows (past the row's warps: no vectors).
   const int row_warp = cta * s.slice_warps + (t >> 5);
@@ -181,7 +182,8 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     for (int i = 0; i < B; ++i) {
       if (!valid[i]) continue;
       const float b = dx_coefficient(r[i], dot[i], hidden_f);
-      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head);
+      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head,
+                              residual);
     }
   }
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival
