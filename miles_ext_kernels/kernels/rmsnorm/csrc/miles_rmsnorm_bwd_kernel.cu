@@ -37,19 +37,15 @@ cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParam
   const size_t bytes = smem + static_cast<size_t>(miles_rmsnorm::cluster_fold_bytes(
                                      p.hidden, static_cast<int>(grid)));
   if (bytes > limit) return cudaSuccess;
+  // Past the portable cluster size only where allowed.
+  if (grid > 8 && !miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
   status = miles_rmsnorm::allow_dynamic_smem(kernel, bytes);
   if (status != cudaSuccess) return status;
-  if (grid > 8) {  // past the portable cluster size
-    if (!miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
-    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    if (status != cudaSuccess) return status;
-  }
   miles_rmsnorm::OneDimLaunch launch(grid, block, bytes, stream);
   launch.cluster(grid);
-  int clusters = 0;
-  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
-  if (status != cudaSuccess) return status;
-  if (clusters < 1) return cudaSuccess;
+  bool placeable = false;
+  status = miles_rmsnorm::cluster_placeable(kernel, launch, device, &placeable);
+  if (status != cudaSuccess || !placeable) return status;
   miles_rmsnorm::BackwardParams q = p;
   q.flags |= miles_rmsnorm::kClusterFold;
   status = cudaLaunchKernelEx(&launch.config, kernel, q);

@@ -4,46 +4,10 @@
 // place a cluster that large, else up to 8 with the same row partition (the same dx and dw bits).
 #include <cuda_runtime.h>
 
-#include <atomic>
-
 #include "miles_rmsnorm/backward_small.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
 namespace {
-
-constexpr int kCachedDevices = 64;
-
-// Whether the driver can place a cluster of kSmallBackwardMaxCtas CTAs of the <XT, WT, B, R> kernel
-// at the largest block (kSmallBackwardMaxBlock threads) on the current device: asked once per
-// device and kernel (the answer does not change while the process runs; the kernel's
-// non-portable attribute is set on the way), and never where
-// MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS is "0".
-template <typename XT, typename WT, int B, bool R>
-cudaError_t largest_cluster_placeable(cudaStream_t stream, bool* placeable) {
-  static std::atomic<signed char> known[kCachedDevices];  // 0 unknown, 1 yes, -1 no
-  auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, R>;
-  *placeable = false;
-  if (!miles_rmsnorm::nonportable_clusters_allowed()) return cudaSuccess;
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  const bool cached = device >= 0 && device < kCachedDevices;
-  if (cached && known[device].load(std::memory_order_relaxed) != 0) {
-    *placeable = known[device].load(std::memory_order_relaxed) > 0;
-    return cudaSuccess;
-  }
-  status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (status != cudaSuccess) return status;
-  constexpr auto kCtas = static_cast<unsigned int>(miles_rmsnorm::kSmallBackwardMaxCtas);
-  miles_rmsnorm::OneDimLaunch probe(kCtas, miles_rmsnorm::kSmallBackwardMaxBlock, 0, stream);
-  probe.cluster(kCtas);
-  int clusters = 0;
-  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.config);
-  if (status != cudaSuccess) return status;
-  *placeable = clusters >= 1;
-  if (cached) known[device].store(*placeable ? 1 : -1, std::memory_order_relaxed);
-  return cudaSuccess;
-}
 
 struct SmallLaunch {
   const miles_rmsnorm::BackwardParams* p;
@@ -72,10 +36,19 @@ struct SmallLaunch {
     auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
+      // Asked at the largest block (kSmallBackwardMaxBlock threads), once per device and kernel.
       bool placeable = false;
-      const cudaError_t status =
-          largest_cluster_placeable<XT, WT, B, RESIDUAL>(stream, &placeable);
-      if (status != cudaSuccess) return status;
+      if (miles_rmsnorm::nonportable_clusters_allowed()) {
+        int device = 0;
+        cudaError_t status = cudaGetDevice(&device);
+        if (status != cudaSuccess) return status;
+        constexpr auto kCtas = static_cast<unsigned int>(miles_rmsnorm::kSmallBackwardMaxCtas);
+        miles_rmsnorm::OneDimLaunch probe(kCtas, miles_rmsnorm::kSmallBackwardMaxBlock, 0,
+                                          stream);
+        probe.cluster(kCtas);
+        status = miles_rmsnorm::cluster_placeable(kernel, probe, device, &placeable);
+        if (status != cudaSuccess) return status;
+      }
       if (!placeable) {
         s = miles_rmsnorm::small_backward_shape(p->rows, p->hidden,
                                                 miles_rmsnorm::kSmallBackwardPortableCtas);

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdlib>
+#include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "miles_rmsnorm/cluster.cuh"
 #include "miles_rmsnorm/config.h"
@@ -113,6 +115,51 @@ struct OneDimLaunch {
     config.numAttrs = 1;
   }
 };
+
+// Whether the driver can place one cluster of `launch` (grid and cluster of `launch.config`) for
+// `kernel` on `device`: asked once per device, kernel and launch shape (grid, block, dynamic shared
+// memory) and remembered, since the answer does not change while the process runs. Past the
+// portable size (8 CTAs) the kernel's non-portable attribute is set first. The callers have set
+// the kernel's dynamic shared-memory attribute for this launch. Shared by the small-batch launcher
+// and the one-cluster fold's, which used to ask the driver on every call.
+template <typename Kernel>
+inline cudaError_t cluster_placeable(Kernel kernel, const OneDimLaunch& launch, int device,
+                                     bool* placeable) {
+  struct Known {
+    const void* kernel;
+    int device;
+    unsigned int grid;
+    unsigned int block;
+    size_t smem;
+    bool placeable;
+  };
+  static std::mutex lock;
+  static std::vector<Known> known;
+  const auto* key = reinterpret_cast<const void*>(kernel);
+  const cudaLaunchConfig_t& c = launch.config;
+  {
+    const std::lock_guard<std::mutex> guard(lock);
+    for (const Known& k : known) {
+      if (k.kernel == key && k.device == device && k.grid == c.gridDim.x &&
+          k.block == c.blockDim.x && k.smem == c.dynamicSmemBytes) {
+        *placeable = k.placeable;
+        return cudaSuccess;
+      }
+    }
+  }
+  cudaError_t status = cudaSuccess;
+  if (c.gridDim.x > 8) {
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (status != cudaSuccess) return status;
+  }
+  int clusters = 0;
+  status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &c);
+  if (status != cudaSuccess) return status;
+  *placeable = clusters >= 1;
+  const std::lock_guard<std::mutex> guard(lock);
+  known.push_back({key, device, c.gridDim.x, c.blockDim.x, c.dynamicSmemBytes, *placeable});
+  return cudaSuccess;
+}
 
 // FP64 combine/fold buffer of the deterministic program (aliases the ring once a chunk's rows
 // are done): a row of doubles per row group when a CTA holds several, else one per thread.
@@ -565,14 +612,26 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
   }
 }
 
-// log2 of the runs a column's chunk partials are folded in (fold_partials): as many as the CTA
-// has warps, and at least 8 chunks a run.
-__device__ __forceinline__ int fold_segment_shift(int n_chunks) {
-  int seg_shift = 0;
-  const int warps = static_cast<int>(blockDim.x / 32);
-  while ((2 << seg_shift) <= warps && (2 << seg_shift) * 8 <= n_chunks) ++seg_shift;
-  return seg_shift;
-}
+// The runs a column's chunk partials are folded in (fold_partials, cluster_fold_partials): a
+// power of two of them, as many as the CTA has warps and at least 8 chunks a run, each a
+// contiguous range of chunks summed in chunk order; the runs are then summed in run order. One
+// definition for both folds, so that they give dw the same bits.
+struct FoldRuns {
+  int shift;    // log2 of the run count
+  int count;    // runs
+  int per_run;  // chunks a run (the last one may be short)
+  int chunks;
+  __device__ __forceinline__ explicit FoldRuns(int n_chunks) : shift(0), chunks(n_chunks) {
+    const int warps = static_cast<int>(blockDim.x / 32);
+    while ((2 << shift) <= warps && (2 << shift) * 8 <= n_chunks) ++shift;
+    count = 1 << shift;
+    per_run = (n_chunks + count - 1) >> shift;
+  }
+  __device__ __forceinline__ int begin(int run) const { return run * per_run; }
+  __device__ __forceinline__ int end(int run) const {
+    return begin(run) + per_run < chunks ? begin(run) + per_run : chunks;
+  }
+};
 
 // Fixed-order FP64 fold of the chunk partials into dw, after the grid barrier. The chunks of a
 // column are split into `segments` contiguous runs (a power of two chosen from n_chunks and the
@@ -590,14 +649,13 @@ inline __device__ __noinline__ void fold_partials(const double* __restrict__ par
                                                   float* __restrict__ dw, int n_chunks,
                                                   int hidden, double* seg_sums, bool permuted) {
   const int nv = hidden / 8;
-  const int seg_shift = fold_segment_shift(n_chunks);  // segments = 2^seg_shift
-  const int segments = 1 << seg_shift;
-  const int tile_width = static_cast<int>(blockDim.x) >> seg_shift;
+  const FoldRuns runs(n_chunks);
+  const int segments = runs.count;
+  const int tile_width = static_cast<int>(blockDim.x) >> runs.shift;
   const int seg = static_cast<int>(threadIdx.x) / tile_width;
   const int col_in_tile = static_cast<int>(threadIdx.x) - seg * tile_width;
-  const int per_seg = (n_chunks + segments - 1) >> seg_shift;
-  const int c_begin = seg * per_seg;
-  const int c_end = c_begin + per_seg < n_chunks ? c_begin + per_seg : n_chunks;
+  const int c_begin = runs.begin(seg);
+  const int c_end = runs.end(seg);
   // Threads walk partial positions (coalesced reads); a position's column is where its sum goes.
   const int tiles = (hidden + tile_width - 1) / tile_width;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -687,17 +745,13 @@ inline __device__ __noinline__ void cluster_fold_partials(float* weights, float*
   barrier_wait(bar, 0);
   const int begin = rank * slice;
   const int count = cluster_fold_count(hidden, ctas, rank);
-  const int seg_shift = fold_segment_shift(ctas);
-  const int segments = 1 << seg_shift;
-  const int per_seg = (ctas + segments - 1) >> seg_shift;
+  const FoldRuns runs(ctas);
   for (int q = static_cast<int>(threadIdx.x); q < count; q += static_cast<int>(blockDim.x)) {
     double t = 0.0;
-    for (int run = 0; run < segments; ++run) {
-      const int c_begin = run * per_seg;
-      const int c_end = c_begin + per_seg < ctas ? c_begin + per_seg : ctas;
+    for (int run = 0; run < runs.count; ++run) {
       double s = 0.0;
-      for (int c = c_begin; c < c_end; ++c) s += recv[c * slice + q];
-      t = segments == 1 ? s : t + s;
+      for (int c = runs.begin(run); c < runs.end(run); ++c) s += recv[c * slice + q];
+      t = runs.count == 1 ? s : t + s;
     }
     dw[partial_column(begin + q, nv, true)] = static_cast<float>(t);
   }
