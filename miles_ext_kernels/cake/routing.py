@@ -40,7 +40,10 @@ GRID_RULE_KINDS: tuple[str, ...] = (
     "sm_scaled_bounded",
     "chunk_bounded",
 )
-WORKSPACE_RULE_KINDS: tuple[str, ...] = ("persistent_grid", "fixed_chunks", "atomic")
+# "borrowed": the module owns no workspace but uses its route owner's for calls of more than
+# ``above_rows`` rows (the first-party small-batch backward over several clusters).
+WORKSPACE_RULE_KINDS: tuple[str, ...] = ("persistent_grid", "fixed_chunks", "atomic", "borrowed")
+_NO_OWN_WORKSPACE: tuple[str, ...] = ("atomic", "borrowed")
 PARTIAL_DTYPE_BYTES: dict[str, int] = {"float32": 4, "float64": 8}
 WORKSPACE_ALIGNMENT_BYTES = 256
 COUNTER_BYTES = 4
@@ -145,7 +148,7 @@ def _workspace_rule(record: Any) -> Mapping[str, Any] | None:
 
 def _chunk_rule(record: Any) -> Mapping[str, Any]:
     rule = _workspace_rule(record)
-    if rule is None or rule["kind"] == "atomic":
+    if rule is None or rule["kind"] in _NO_OWN_WORKSPACE:
         raise ValueError(f"module {_record_label(record)} owns no chunked backward workspace")
     return rule
 
@@ -310,6 +313,18 @@ def workspace_bytes(record: Any, *, sm_count: int, hidden: int | None = None) ->
     """Total workspace bytes of one module (independent of rows); 0 when it needs none."""
     sm_count = _positive_int(sm_count, "sm_count")
     rule = _workspace_rule(record)
-    if rule is None or rule["kind"] == "atomic":
+    if rule is None or rule["kind"] in _NO_OWN_WORKSPACE:
         return 0
     return int(_capacity_layout(record, rule, sm_count, hidden)["total_bytes"])
+
+
+def owns_workspace(record: Any) -> bool:
+    """Whether the module owns its route's backward workspace (a chunked workspace rule)."""
+    rule = _workspace_rule(record)
+    return rule is not None and rule["kind"] not in _NO_OWN_WORKSPACE
+
+
+def borrows_workspace(record: Any, rows: int) -> bool:
+    """Whether a call of ``rows`` rows of the module uses its route owner's workspace."""
+    rule = _workspace_rule(record)
+    return rule is not None and rule["kind"] == "borrowed" and rows > rule["above_rows"]

@@ -419,6 +419,42 @@ def test_small_batch_program_replays_in_a_cuda_graph():
         assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
 
 
+def _small_clusters(hidden: int, rows: int) -> int:
+    return rmsnorm_spec.small_backward_shape(rows, hidden)["clusters"]
+
+
+@pytest.mark.parametrize(("hidden", "rows"), [(768, 200), (1024, 100), (2048, 256), (4096, 77),
+                                              (6144, 64), (8192, 128)])
+def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counters_zero(
+        hidden, rows):
+    # Several clusters fold dw through the route's workspace: the last CTA of each column slice to
+    # arrive adds the clusters' partial sums in cluster order and zeroes its counter, so that the
+    # next call, and every CUDA-graph replay, starts from zero.
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    assert _small_clusters(hidden, rows) > 1
+    x, w, g, _ = _inputs(rows, hidden, seed=rows + 7)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    workspace = torch.zeros(rmsnorm_workspace_bytes(hidden, DEV, **FP), dtype=torch.uint8,
+                            device=DEV)
+    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **FP)
+    torch.cuda.synchronize()
+    assert int(workspace[-256:].count_nonzero()) == 0, "counters left non-zero"
+    _, _, _, ref_dw = _fp64_reference(x, w, g)
+    assert _within_dw_budget(dw0, ref_dw)
+    for _ in range(3):
+        dx, dw = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **FP)
+        assert torch.equal(dw, dw0) and torch.equal(dx, dx0)
+    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
+    for _ in range(3):
+        dw_graph.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+
+
 @pytest.mark.parametrize("hidden", [2304, 2880, 4096, 5120, 6144, 8192])
 @pytest.mark.parametrize("contract", ["default", "residual", "fp32_w"])
 def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hidden, contract):
@@ -435,6 +471,7 @@ def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hi
     x, w, g, u = _inputs(limit, hidden, seed=hidden + 3, w_dtype=w_dtype)
     g_h = u if contract == "residual" else None
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    assert _small_clusters(hidden, limit) > 1  # the fold over several clusters, too
     for rows in sorted({above + 1, above + 3, 7, limit}):
         part = slice(0, rows)
         args = (g[part], x[part], w, rstd[part])
@@ -450,7 +487,8 @@ def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hi
 
 
 @pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
-                                                      (1, 12, 1024), (4, 3, 2048)])
+                                                      (1, 12, 1024), (4, 3, 2048), (16, 8, 1024),
+                                                      (12, 16, 1024), (40, 5, 2048)])
 def test_small_batch_program_reads_per_head_views_in_place(tokens, heads, hidden):
     # q / k norms: [tokens, heads, D] views of a fused projection, rows = tokens * heads in the
     # small-batch window; the same bits as the contiguous copy's backward
@@ -478,7 +516,7 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
     small = "miles_rmsnorm_bwd_small" if _has_clusters() else "miles_rmsnorm_bwd"
     for rows in (1, 2, 16, limit):
         assert _backward_program(hidden, rows, deterministic=True) == small
-    for rows in (limit + 1, 64, 65, 128, 4096):
+    for rows in (limit + 1, limit + 64, 4096):
         assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
 
 
@@ -486,8 +524,9 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
 # (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
 # launcher runs the grid as one thread-block cluster that folds the chunks through distributed
 # shared memory.
-FOLD_CASES = [(64, 256), (48, 256), (512, 256), (40, 512), (40, 1024), (48, 1536), (56, 2048),
-              (64, 2048), (26, 2560), (30, 2560), (24, 5120), (1024, 64)]
+# (The small-batch program serves such calls above H = 512 since it spans several clusters,
+# step 42.)
+FOLD_CASES = [(64, 256), (48, 256), (512, 256), (40, 512), (130, 512), (300, 128), (1024, 64)]
 
 
 def _fold_limit(hidden: int) -> int:
@@ -554,7 +593,7 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
 
 def test_one_cluster_fold_replays_in_a_cuda_graph():
     _needs_the_fold()
-    hidden, rows = 1024, 40
+    hidden, rows = 512, 130
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
     assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)

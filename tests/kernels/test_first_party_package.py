@@ -48,14 +48,14 @@ int main() {
       std::printf("chunk %ld %ld %d\n", h, rows, backward_chunk_block(backward_config(h), rows));
     }
     if (!small_backward_supported(h)) continue;
-    const long row_counts[] = {1, 3, 17, 64, 129};
+    const long row_counts[] = {1, 3, 17, 64, 129, 256};
     for (long rows : row_counts) {
       const int caps[] = {kSmallBackwardMaxCtas, kSmallBackwardPortableCtas};
       for (int cap : caps) {
         const SmallBackwardShape s = small_backward_shape(rows, h, cap);
-        std::printf("small %ld %ld %d %d %d %d %d %d %d %d %d\n", h, rows, cap, s.tpr,
-                    s.row_warps, s.ctas, s.slice_warps, s.slice, s.row_groups, s.rows_per_group,
-                    s.block);
+        std::printf("small %ld %ld %d %d %d %d %d %d %d %d %d %d %d\n", h, rows, cap, s.clusters,
+                    s.rows_per_cluster, s.tpr, s.row_warps, s.ctas, s.slice_warps, s.slice,
+                    s.row_groups, s.rows_per_group, s.block);
       }
     }
   }
@@ -125,7 +125,7 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
             above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
                 for rows in (1, 2, 4, 5, 8, 9, 16, 17, 20, 21, 28, 29, 31, 32, 33, 40, 41, 48, 49,
-                             64, 65, 128, 129, 4096):
+                             64, 65, 128, 129, 192, 193, 256, 257, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
                     small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
@@ -134,15 +134,20 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
                         ctas = SPEC.small_backward_shape(rows, hidden)["ctas"]
                         assert record.grid_rule == {"kind": "fixed", "ctas": ctas}
                         assert tuple(record.launch["cluster"]) == (ctas, 1, 1)
-                        assert record.workspace_rule is None
+                        # no workspace of its own: several clusters borrow the route's
+                        assert record.workspace_rule == {
+                            "kind": "borrowed",
+                            "above_rows": SPEC.small_single_cluster_rows(hidden)}
+                        assert {"partial", "counters"} <= set(record.logical.values())
+                        several = SPEC.small_backward_shape(rows, hidden)["clusters"] > 1
+                        assert several == (rows > SPEC.small_single_cluster_rows(hidden))
                     else:
                         assert record.kernel == "miles_rmsnorm_bwd"
     # the measured windows: the first rows of every hidden size up to 8192, to the band's limit
     assert [SPEC.small_backward_window(h) for h in (
-        64, 1024, 1536, 1544, 2048, 2056, 2304, 2312, 2560, 2568, 4096, 4104, 5120, 5128, 8192,
-        8200)] == [
-        (0, 32), (0, 32), (0, 32), (0, 48), (0, 48), (0, 16), (0, 16), (0, 24), (0, 24), (0, 32),
-        (0, 32), (0, 20), (0, 20), (0, 28), (0, 28), (0, 0)]
+        64, 512, 520, 1024, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192, 8200)] == [
+        (0, 32), (0, 32), (0, 256), (0, 256), (0, 256), (0, 256), (0, 48), (0, 48), (0, 64),
+        (0, 64), (0, 128), (0, 128), (0, 0)]
     for hidden in range(64, 16385, 8):
         window = SPEC.small_backward_window(hidden)
         assert (window[0] == 0 and window[1] >= 16) == (SPEC.backward_config(hidden)["vpt"] == 1)
@@ -171,7 +176,8 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
     assert (SPEC.SMALL_PORTABLE_CTAS, SPEC.SMALL_MAX_CTAS) == (8, 16)
     for hidden in range(64, 8193, 8):
         c = SPEC.backward_config(hidden)
-        for rows, cap in itertools.product((1, 2, 3, 5, 16, 17, 64, 100, 128), (16, 8)):
+        for rows, cap in itertools.product((1, 2, 3, 5, 16, 17, 64, 100, 128, 193, 256),
+                                           (16, 8)):
             s = SPEC.small_backward_shape(rows, hidden, cap)
             assert 1 <= s["ctas"] <= cap and s["block"] <= 512 and s["row_groups"] <= 16
             # the row groups (dw's partition) are the portable cluster's at every cluster size
@@ -185,9 +191,26 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
             # a batch's warp partials fit the kernel's exchange buffer (16 warps x 8 portable CTAs)
             if s["row_warps"] > 1:
                 assert s["row_groups"] * s["row_warps"] <= 128, (hidden, rows, s)
-            # the row groups cover the rows in contiguous blocks, none empty
-            assert (s["row_groups"] - 1) * s["rows_per_group"] < rows
-            assert s["row_groups"] * s["rows_per_group"] >= rows
+            # the clusters cover the rows in contiguous blocks, none empty, and are the same at
+            # every cluster size (dw's fold)
+            assert (s["clusters"], s["rows_per_cluster"]) == (
+                portable["clusters"], portable["rows_per_cluster"])
+            assert (s["clusters"] - 1) * s["rows_per_cluster"] < rows
+            assert s["clusters"] * s["rows_per_cluster"] >= rows
+            # one cluster while a CTA of the 16-CTA split moves at most 48 KB of g, x and dx;
+            # else at most 128 CTAs and 16 KB of FP64 partials a column slice to fold
+            wide = SPEC.small_backward_shape(rows, hidden, 16)
+            cta_bytes = 6 * rows * wide["slice"] * 8
+            if cta_bytes <= SPEC.SMALL_CLUSTER_BYTES:
+                assert s["clusters"] == 1
+            else:
+                assert s["clusters"] * wide["ctas"] <= SPEC.SMALL_MAX_GRID_CTAS
+                assert s["clusters"] * wide["slice"] * 8 * 8 <= SPEC.SMALL_FOLD_BYTES
+                assert s["clusters"] >= min(2, -(-rows // SPEC.SMALL_CLUSTER_ROWS))
+            # a cluster's row groups cover its rows in contiguous blocks, none empty
+            block = s["rows_per_cluster"]
+            assert (s["row_groups"] - 1) * s["rows_per_group"] < block
+            assert s["row_groups"] * s["rows_per_group"] >= block
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -201,13 +224,13 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                            text=True).stdout.splitlines()
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
-    assert len(small) == 10 * len(served) and served[-1] == 8192
+    assert len(small) == 12 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
-    small_keys = ("tpr", "row_warps", "ctas", "slice_warps", "slice", "row_groups",
-                  "rows_per_group", "block")
+    small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
+                  "slice", "row_groups", "rows_per_group", "block")
     for line in lines:
         kind, hidden, *numbers = line.split()
         if kind == "ring":
@@ -321,7 +344,8 @@ def test_grid_rules_use_the_rows_a_cta_covers():
                 assert record["grid_rule"]["grid_limit"] == 0, name
                 assert record["grid_rule"]["grid_per_sm"] == 16, name
         elif record["role"] == "bwd_small":
-            assert record["grid_rule"]["kind"] == "fixed" and record["workspace_rule"] is None
+            assert record["grid_rule"]["kind"] == "fixed"
+            assert record["workspace_rule"]["kind"] == "borrowed"
             assert record["arches"] == list(SPEC.CLUSTER_ARCHES), name
         elif record["role"] == "bwd_main":
             rule = record["workspace_rule"]
@@ -333,6 +357,9 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             shares_sm = config["vpt"] == 1 and config["block"] <= 512
             assert rule["max_chunks"] == (264 if shares_sm else 132), name
             assert rule["sqrt_rows_factor"] == 4
+            # the grid barrier's two words, and a counter for each column slice of the
+            # small-batch program's clusters, which borrow this workspace
+            assert rule["counters"] == SPEC.SMALL_MAX_CTAS
             assert rule["spread_chunks"] == 8
             assert rule["spread_rows_per_chunk"] == config["rows_per_group"]
             assert record["grid_rule"]["kind"] == "chunk_bounded"

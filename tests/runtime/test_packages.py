@@ -397,6 +397,10 @@ def _drop(key):
      "spread_chunks must be an int >= 0"),
     (lambda d: d["modules"]["toy_bwd"]["workspace_rule"].update(spread_rows_per_chunk=0),
      "spread_rows_per_chunk must be an int >= 1"),
+    (lambda d: d["modules"]["toy_bwd"].update(workspace_rule={"kind": "borrowed"}),
+     "above_rows"),
+    (lambda d: d["modules"]["toy_bwd"].update(
+        workspace_rule={"kind": "borrowed", "above_rows": -1}), "above_rows must be an int >= 0"),
     (lambda d: d["modules"]["toy_fwd_wide"].update(hidden_rule={"min": 9, "max": 3}),
      "min 9 > max 3"),
     (lambda d: d["modules"]["toy_bwd"].update(

@@ -178,10 +178,27 @@ def test_workspace_layout_persistent_grid_float32():
 
 
 def test_records_without_workspace():
-    for rule in (None, {"kind": "atomic"}):
+    for rule in (None, {"kind": "atomic"}, {"kind": "borrowed", "above_rows": 16}):
         record = _record({"kind": "rows_per_cta", "rows_per_cta": 1}, rule)
         assert routing.workspace_bytes(record, sm_count=132) == 0
         with pytest.raises(ValueError, match="owns no chunked backward workspace"):
             routing.workspace_layout(record, 10, sm_count=132)
         with pytest.raises(ValueError, match="owns no chunked backward workspace"):
             routing.chunking(record, 10, sm_count=132)
+
+
+def test_borrowed_workspace_is_used_above_its_rows_only():
+    # the first-party small-batch backward owns no workspace; over several clusters (more than
+    # above_rows rows) it uses the route owner's
+    small = _record({"kind": "fixed", "ctas": 16}, {"kind": "borrowed", "above_rows": 16})
+    owner = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                    {"kind": "fixed_chunks", "max_chunks": 264, "min_rows_per_chunk": 2,
+                     "counters": 16})
+    assert not routing.owns_workspace(small) and routing.owns_workspace(owner)
+    assert not routing.owns_workspace(_record({"kind": "fixed", "ctas": 1}, {"kind": "atomic"}))
+    assert [routing.borrows_workspace(small, rows) for rows in (1, 16, 17, 256)] == [
+        False, False, True, True]
+    assert not routing.borrows_workspace(owner, 10**6)
+    assert not routing.borrows_workspace(_record({"kind": "fixed", "ctas": 1}), 10**6)
+    with pytest.raises(ValueError, match="unknown workspace_rule kind"):
+        routing.borrows_workspace(_record({"kind": "fixed", "ctas": 1}, {"kind": "lent"}), 1)

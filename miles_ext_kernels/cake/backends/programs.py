@@ -319,11 +319,26 @@ def cached_workspace(decision: Any, hidden: int,
     return workspace
 
 
+_NO_WORKSPACE: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _no_workspace(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Empty ``(partial, counters)`` views for programs that take a workspace they do not use
+    on this call (allocated once per device)."""
+    views = _NO_WORKSPACE.get(device)
+    if views is None:
+        views = (torch.empty(0, dtype=torch.float64, device=device),
+                 torch.empty(0, dtype=torch.int32, device=device).view(torch.uint32))
+        _NO_WORKSPACE[device] = views
+    return views
+
+
 def clear_workspace_cache() -> None:
     """Drop every cached workspace (e.g. before freeing memory or after a device reset), and
     the launch plans that hold them."""
     with _WORKSPACES_LOCK:
         _WORKSPACES.clear()
+        _NO_WORKSPACE.clear()
     launch_plans.clear()
 
 
@@ -442,21 +457,33 @@ def run_backward(
         dw_out.zero_()
         if grid is not None:
             grids = {record.name: (grid, 1, 1) for record in route.modules}
-    elif all(record.name != owner.name for record in route.modules):
-        pass  # the selected programs (small-batch) own their columns: no workspace
     else:
-        layout = routing.workspace_layout(owner, rows, sm_count=sm_count, hidden=hidden)
-        if grid is not None:
-            layout = _forced_layout(layout, owner, rows, grid)
-            grids[owner.name] = (grid, 1, 1)
-        if workspace is None:  # the per-(device, stream) cached buffer, else a fresh one
-            workspace = cached_workspace(decision, hidden, device)
-            if workspace is None or workspace.numel() < int(layout["total_bytes"]):
-                workspace = aligned_zeros(int(layout["total_bytes"]), device)
-        _check_workspace(workspace, device, int(layout["total_bytes"]))
-        partial, counters = workspace_views(workspace, layout, hidden)
-        values.update(partial=partial, counters=counters, n_chunks=int(layout["n_chunks"]),
-                      rows_per_chunk=int(layout["rows_per_chunk"]))
+        # The selected programs are the owner, or programs that own their columns (the
+        # small-batch backward) and borrow the owner's workspace, all of its partial rows, for
+        # the calls their workspace rule names (several clusters); else they get empty views.
+        owned = any(record.name == owner.name for record in route.modules)
+        borrowed = not owned and any(routing.borrows_workspace(record, rows)
+                                     for record in route.modules)
+        if not owned and not borrowed:
+            partial, counters = _no_workspace(device)
+            values.update(partial=partial, counters=counters)
+        else:
+            layout = routing.workspace_layout(owner, rows, sm_count=sm_count, hidden=hidden)
+            if grid is not None and owned:
+                layout = _forced_layout(layout, owner, rows, grid)
+                grids[owner.name] = (grid, 1, 1)
+            if workspace is None:  # the per-(device, stream) cached buffer, else a fresh one
+                workspace = cached_workspace(decision, hidden, device)
+                if workspace is None or workspace.numel() < int(layout["total_bytes"]):
+                    workspace = aligned_zeros(int(layout["total_bytes"]), device)
+            _check_workspace(workspace, device, int(layout["total_bytes"]))
+            if borrowed:
+                layout = dict(layout, n_chunks=int(layout["capacity_chunks"]))
+            partial, counters = workspace_views(workspace, layout, hidden)
+            values.update(partial=partial, counters=counters)
+            if owned:
+                values.update(n_chunks=int(layout["n_chunks"]),
+                              rows_per_chunk=int(layout["rows_per_chunk"]))
     if capture is not None:
         capture.inputs.update(g=(g_in, align), x=(x_in, align), w=(w, BACKWARD_ALIGNMENT),
                               r=(rstd, 4))

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from miles_ext_kernels.cake.packages.records import CallSpec, ModuleRecord
-from miles_ext_kernels.cake.routing import KINDS, route_key, select_rule_admits
+from miles_ext_kernels.cake.routing import KINDS, owns_workspace, route_key, select_rule_admits
 
 ORIGINS: tuple[str, ...] = ("vendored", "first_party")
 
@@ -172,8 +172,7 @@ class CakePackage(ABC):
         owners = [
             self.modules[name]
             for name in self.route_modules(arch, hidden, kind, residual)
-            if self.modules[name].workspace_rule is not None
-            and self.modules[name].workspace_rule["kind"] != "atomic"
+            if owns_workspace(self.modules[name])
         ]
         if len(owners) > 1:
             raise UnsupportedRouteError(

@@ -65,6 +65,7 @@ _WORKSPACE_REQUIRED: dict[str, dict[str, int]] = {
     "persistent_grid": {"counters": 0},
     "fixed_chunks": {"max_chunks": 1, "min_rows_per_chunk": 1, "counters": 0},
     "atomic": {},
+    "borrowed": {"above_rows": 0},
 }
 _WORKSPACE_OPTIONAL: dict[str, dict[str, int]] = {
     "fixed_chunks": {"sqrt_rows_factor": 0, "spread_chunks": 0, "spread_rows_per_chunk": 1},

@@ -103,26 +103,31 @@ ATOMIC_ROWS_SCALE = 1 << 39
 ATOMIC_MEASURED_ROWS = 65536
 
 
-# The small-batch backward (one thread-block cluster, small_backward_shape in config.h): up to
-# SMALL_MAX_CTAS CTAs where the driver can place such a cluster (sm_90: H100 / H200; else at most
-# SMALL_PORTABLE_CTAS, the portable size, over the same row groups, so the same bits) of at most
-# 512 threads and 16 row groups. It serves the first rows of every hidden size up to 8192, to the
-# band's SMALL_WINDOWS limit: where it measured faster on the H200 than the main program, whose
-# small batches run as one cluster with the fold in distributed shared memory (docs/kernels.md
-# steps 36-40).
+# The small-batch backward (thread-block clusters, small_backward_shape in config.h): clusters
+# of up to SMALL_MAX_CTAS CTAs where the driver can place such a cluster (sm_90: H100 / H200;
+# else at most SMALL_PORTABLE_CTAS, the portable size, over the same row groups, so the same
+# bits) of at most 512 threads and 16 row groups. One cluster while each CTA moves at most
+# SMALL_CLUSTER_BYTES of g, x and dx; past that, one cluster per SMALL_CLUSTER_ROWS rows, at most
+# SMALL_MAX_GRID_CTAS CTAs and SMALL_FOLD_BYTES of FP64 partials a column slice to fold (step 42).
+# It serves the first rows of every hidden size up to 8192, to the band's SMALL_WINDOWS limit:
+# where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42).
 SMALL_PORTABLE_CTAS = 8
 SMALL_MAX_CTAS = 16
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
+SMALL_CLUSTER_BYTES = 48 * 1024
+SMALL_CLUSTER_ROWS = 8
+SMALL_MAX_GRID_CTAS = 128
+SMALL_FOLD_BYTES = 16 * 1024
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
-# band. Measured on the H200 with 16-CTA clusters (session 14, steps 39-40; small-batch / main
-# program, us), the limits are where the main program's fold overtakes: 40 x 256 4.61 / 4.36,
-# 40 x 1024 5.57 / 5.38, 40 x 1536 6.06 / 5.79 (5.74 / 5.83 in another run), 64 x 2048 6.81 /
-# 6.67, 24 x 2304 5.44 / 5.40 (20 rows tied), 28 x 2560 5.84 / 5.62, 40 x 4096 8.86 / 7.15,
-# 24 x 5120 8.11 / 7.54, 32 x 6144 9.26 / 8.08 (32 x 8192 9.07 / 9.35). Past two rows a row
-# group the program runs batches of four (small_backward_shape), the step in these rows.
-SMALL_WINDOWS = ((1536, 32), (2048, 48), (2304, 16), (2560, 24), (4096, 32), (5120, 20),
-                 (8192, 28))
+# band. Measured on the H200 (session 16, step 42; small-batch / main program, us, cold L2), the
+# limits are where the main program overtakes: up to H = 512 past one cluster (33 x 256 4.62 /
+# 4.40, 33 x 512 4.95 / 4.75, 64 x 256 4.48 / 4.37); every band from 520 to 4096 is ahead up to
+# 256 rows (33 x 768 5.05 / 5.14, 256 x 768 6.38 / 7.63, 256 x 1024 6.40 / 6.72, 256 x 4096
+# 8.73 / 9.49); 64 x 4608 7.44 / 7.28, 64 x 5120 7.52 / 7.59 (7.58 in the harness, against
+# the main program's 7.39 in session 15's: left to the main program), 96 x 6144 10.27 / 10.08;
+# 128 x 7168 11.36 / 11.55, 192 x 7168 14.72 / 12.77, 192 x 8192 15.41 / 13.90.
+SMALL_WINDOWS = ((512, 32), (4096, 256), (5120, 48), (6144, 64), (8192, 128))
 
 
 def _pow2_ceil(value: int) -> int:
@@ -214,22 +219,47 @@ def _small_backward_columns(row_warps: int, tpr: int, max_ctas: int) -> tuple[in
     return ctas, slice_warps, (slice_warps * 32 if tpr > 32 else tpr)
 
 
+def small_backward_clusters(rows: int, ctas16: int, slice16: int) -> int:
+    """Clusters of the small-batch backward for ``rows`` rows at the 16-CTA column split
+    (``ctas16`` CTAs of ``slice16`` threads; mirrors config.h)."""
+    if 6 * rows * slice16 * 8 <= SMALL_CLUSTER_BYTES:
+        return 1
+    most = min(SMALL_MAX_GRID_CTAS // ctas16, SMALL_FOLD_BYTES // (slice16 * 8 * 8))
+    return min(-(-rows // SMALL_CLUSTER_ROWS), most)
+
+
+def small_single_cluster_rows(hidden: int) -> int:
+    """The most rows the small-batch backward runs as one cluster at ``hidden`` (above them it
+    folds dw over several clusters through the route's workspace)."""
+    tpr = backward_config(hidden)["tpr"]
+    row_warps = tpr // 32 if tpr > 32 else 1
+    _, _, slice16 = _small_backward_columns(row_warps, tpr, SMALL_MAX_CTAS)
+    return SMALL_CLUSTER_BYTES // (6 * slice16 * 8)
+
+
 def small_backward_shape(rows: int, hidden: int,
                          max_ctas: int = SMALL_MAX_CTAS) -> dict[str, int]:
     """Launch shape of the small-batch backward for ``rows`` >= 1 rows (mirrors config.h).
 
-    The row partition (and so dw) is the portable shape's (SMALL_PORTABLE_CTAS) for every
-    ``max_ctas``; more CTAs give each a narrower column slice of the same row groups.
+    The rows are split into ``clusters`` contiguous blocks of ``rows_per_cluster`` (the last may
+    have fewer), a function of (rows, hidden) only. A block's row partition (and so dw) is the
+    portable shape's (SMALL_PORTABLE_CTAS) for every ``max_ctas``; more CTAs give each a narrower
+    column slice of the same row groups.
     """
     tpr = backward_config(hidden)["tpr"]
     row_warps = tpr // 32 if tpr > 32 else 1
+    ctas16, _, slice16 = _small_backward_columns(row_warps, tpr, SMALL_MAX_CTAS)
+    clusters = small_backward_clusters(rows, ctas16, slice16)
+    rows_per_cluster = -(-rows // clusters)
+    clusters = -(-rows // rows_per_cluster)
     _, _, portable_slice = _small_backward_columns(row_warps, tpr, SMALL_PORTABLE_CTAS)
     groups = min(SMALL_MAX_BLOCK // portable_slice, SMALL_MAX_ROW_GROUPS)
-    rows_per_group = -(-rows // groups)
-    row_groups = -(-rows // rows_per_group)
+    rows_per_group = -(-rows_per_cluster // groups)
+    row_groups = -(-rows_per_cluster // rows_per_group)
     ctas, slice_warps, width = _small_backward_columns(row_warps, tpr, max_ctas)
-    return {"tpr": tpr, "row_warps": row_warps, "ctas": ctas, "slice_warps": slice_warps,
-            "slice": width, "row_groups": row_groups, "rows_per_group": rows_per_group,
+    return {"clusters": clusters, "rows_per_cluster": rows_per_cluster, "tpr": tpr,
+            "row_warps": row_warps, "ctas": ctas, "slice_warps": slice_warps, "slice": width,
+            "row_groups": row_groups, "rows_per_group": rows_per_group,
             "block": row_groups * width}
 
 
@@ -332,9 +362,12 @@ _BACKWARD_SCALARS = [
     ("parameter", "g_stride"), ("parameter", "g_head_stride"), ("parameter", "x_stride"),
     ("parameter", "x_head_stride"), ("parameter", "gh_stride"), ("parameter", "gh_head_stride"),
 ]
-# Backward programs without a workspace (atomic, small-batch).
+# Backward programs without a workspace of their own: the atomic program, and the small-batch
+# program (whose clusters fold dw through the route's workspace where a call spans several).
 _NO_WORKSPACE_ARGS = _BACKWARD_HEAD + [("buffer", "g_h")] + _BACKWARD_SCALARS + [
     ("parameter", "flags")]
+_SMALL_ARGS = _BACKWARD_HEAD + [("buffer", "partial"), ("buffer", "counters"),
+                                ("buffer", "g_h")] + _BACKWARD_SCALARS + [("parameter", "flags")]
 _GRID = [("grid", "grid_x"), ("grid", "grid_y"), ("grid", "grid_z")]
 _LOGICAL_RENAMES = {"gh_stride": "g_h_stride", "gh_head_stride": "g_h_head_stride"}
 
@@ -424,7 +457,9 @@ def build_description() -> dict[str, Any]:
                             "sqrt_rows_factor": BACKWARD_SQRT_ROWS_FACTOR,
                             "spread_chunks": BACKWARD_SPREAD_CHUNKS,
                             "spread_rows_per_chunk": cfg["rows_per_group"],
-                            "counters": 2, "partial_dtype": "float64"},
+                            # two for the grid barrier; the small-batch program's clusters
+                            # count one a column slice on the same workspace
+                            "counters": SMALL_MAX_CTAS, "partial_dtype": "float64"},
             cooperative=True,
         )
         name = f"miles_rmsnorm_bwd__h{hi}"
@@ -434,9 +469,10 @@ def build_description() -> dict[str, Any]:
             shape = small_backward_shape(small_rows, hi)
             small_name = f"miles_rmsnorm_bwd_small__h{hi}"
             modules[small_name] = _record(
-                small, "bwd_small", _NO_WORKSPACE_ARGS + _GRID, lo, hi, cfg,
+                small, "bwd_small", _SMALL_ARGS + _GRID, lo, hi, cfg,
                 grid_rule={"kind": "fixed", "ctas": shape["ctas"]},
-                workspace_rule=None, cooperative=False,
+                workspace_rule={"kind": "borrowed", "above_rows": small_single_cluster_rows(hi)},
+                cooperative=False,
             )
             modules[small_name]["launch"].update(block=[SMALL_MAX_BLOCK, 1, 1],
                                                  cluster=[shape["ctas"], 1, 1])

@@ -9,11 +9,14 @@ extern "C" cudaError_t miles_rmsnorm_backward_small_launch(const miles_rmsnorm::
 namespace miles_rmsnorm {
 
 // grid_x is the cluster the package's fixed grid rule names (the largest, 16 CTAs at most); the
-// binding derives the same cluster from the hidden size and refuses any other. Where the device
-// cannot place it, the launcher runs at most 8 CTAs over the same row partition: dw does not
-// depend on the cluster either way.
+// binding derives the same cluster from the hidden size and refuses any other. The launcher runs
+// as many clusters as the rows need (small_backward_shape); where the device cannot place the
+// cluster, at most 8 CTAs a cluster over the same row partition: dw does not depend on the
+// cluster size either way. Several clusters fold dw through `partial` (FP64, at least
+// clusters x hidden) and `counters` (uint32, one a column slice, zero between calls).
 void RunBackwardSmall(TensorView g, TensorView x, TensorView w, TensorView r, TensorView dx,
-                      TensorView dw, TensorView g_h, int64_t rows, int64_t hidden, int64_t heads,
+                      TensorView dw, TensorView partial, TensorView counters, TensorView g_h,
+                      int64_t rows, int64_t hidden, int64_t heads,
                       int64_t g_stride, int64_t g_head_stride, int64_t x_stride,
                       int64_t x_head_stride, int64_t gh_stride, int64_t gh_head_stride,
                       int64_t flags, int64_t grid_x, int64_t grid_y, int64_t grid_z) {
@@ -28,8 +31,18 @@ void RunBackwardSmall(TensorView g, TensorView x, TensorView w, TensorView r, Te
       << "the small-batch backward serves hidden sizes up to 8192, got " << hidden;
   const SmallBackwardShape shape = small_backward_shape(rows, hidden);
   TVM_FFI_CHECK(grid_x == shape.ctas, ValueError)
-      << "the small-batch backward runs one cluster of " << shape.ctas << " CTAs at hidden "
+      << "the small-batch backward runs clusters of " << shape.ctas << " CTAs at hidden "
       << hidden << "; got grid " << grid_x;
+  if (shape.clusters > 1) {
+    require_cuda(partial, "partial", x.device().device_id);
+    require_cuda(counters, "counters", x.device().device_id);
+    require_dtype(partial, kDLFloat, 64, "partial", "float64");
+    require_dtype(counters, kDLUInt, 32, "counters", "uint32");
+    require_contiguous_numel(partial, static_cast<int64_t>(shape.clusters) * hidden, "partial");
+    require_contiguous_numel(counters, shape.ctas, "counters");
+    p.partial = static_cast<double*>(data_of(partial));
+    p.counters = static_cast<unsigned int*>(data_of(counters));
+  }
   const cudaError_t status =
       miles_rmsnorm_backward_small_launch(&p, t.x_dtype, t.w_dtype, current_stream(x));
   TVM_FFI_CHECK(status == cudaSuccess, RuntimeError)

@@ -1,7 +1,8 @@
-// miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (one
-// thread-block cluster, sm_90 and later): device code and its host launcher. The cluster shape
-// is a function of the hidden size (small_backward_shape): up to 16 CTAs where the driver can
-// place a cluster that large, else up to 8 with the same row partition (the same dx and dw bits).
+// miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (thread-block
+// clusters, sm_90 and later): device code and its host launcher. The cluster shape is a function
+// of the hidden size and the cluster count one of (rows, hidden) (small_backward_shape): up to 16
+// CTAs a cluster where the driver can place a cluster that large, else up to 8 with the same row
+// partition (the same dx and dw bits).
 #include <cuda_runtime.h>
 
 #include "miles_rmsnorm/backward_small.cuh"
@@ -27,13 +28,20 @@ struct SmallLaunch {
   // The kernel without the residual's g_h staging where the call has none.
   template <typename XT, typename WT, int B>
   cudaError_t launch_batch() const {
-    if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch<XT, WT, B, true>();
-    return launch<XT, WT, B, false>();
+    if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_clusters<XT, WT, B, true>();
+    return launch_clusters<XT, WT, B, false>();
   }
 
+  // The kernel without the row blocks and the fold where the call runs one cluster.
   template <typename XT, typename WT, int B, bool RESIDUAL>
+  cudaError_t launch_clusters() const {
+    if (shape.clusters > 1) return launch<XT, WT, B, RESIDUAL, true>();
+    return launch<XT, WT, B, RESIDUAL, false>();
+  }
+
+  template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI>
   cudaError_t launch() const {
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL>;
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, MULTI>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
       // Asked at the largest block (kSmallBackwardMaxBlock threads), once per device and kernel.
@@ -54,7 +62,7 @@ struct SmallLaunch {
                                                 miles_rmsnorm::kSmallBackwardPortableCtas);
       }
     }
-    miles_rmsnorm::OneDimLaunch launch(static_cast<unsigned int>(s.ctas),
+    miles_rmsnorm::OneDimLaunch launch(static_cast<unsigned int>(s.ctas * s.clusters),
                                        static_cast<unsigned int>(s.block), 0, stream);
     // A row within one warp needs no exchange and no cluster: launched without the attribute,
     // which measured 0.3 us faster at 1 x 256 (3.33 -> 3.05 us, H200, cold L2).

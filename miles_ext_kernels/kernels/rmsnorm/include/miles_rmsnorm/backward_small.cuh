@@ -2,13 +2,16 @@
 //
 // The main deterministic program gives a row to one row group of one CTA: at a few rows a single
 // SM issues every instruction of the call, and more rows add chunks, a grid barrier and a fold.
-// Here one thread-block cluster runs the whole call: each CTA holds a column slice of every row
-// (the same threads, vectors and warp butterflies as the main program), the CTAs exchange their
-// warp partials of each row through distributed shared memory and finish the row sum with the
-// main program's second-level butterfly, so dx has the main program's bits. dw needs no grid
-// barrier: a CTA owns its columns, each of its row groups sums a contiguous block of rows in row
-// order in FP64, and the blocks are summed in order and rounded once — a function of (rows,
-// hidden) only (small_backward_shape), whichever cluster size the launcher could place.
+// Here a thread-block cluster runs a contiguous block of rows (the whole call while its CTAs each
+// move at most 48 KB, else one of up to eight blocks): each CTA holds a column slice of every row
+// of the block (the same threads, vectors and warp butterflies as the main program), the CTAs
+// exchange their warp partials of each row through distributed shared memory and finish the row
+// sum with the main program's second-level butterfly, so dx has the main program's bits. dw needs
+// no grid barrier: a CTA owns its columns, each of its row groups sums a contiguous block of rows
+// in row order in FP64, and the blocks are summed in order — rounded once, or with several
+// clusters first folded in cluster order by the last CTA of each column slice to finish. A
+// function of (rows, hidden) only (small_backward_shape), whichever cluster size the launcher
+// could place.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -46,11 +49,125 @@ __device__ __forceinline__ void send_partials(uint32_t dst, const float (&dot)[1
   store_remote(dst, dot[0], bar);
 }
 
+// Sends this warp's first-level sums of a batch's B rows to every CTA of the cluster (itself
+// included): lane c to CTA c, into `slot` ([warp of the row][batch row], local address) and its
+// barrier `bar`. Warps past the row's warps send nothing.
+template <int B>
+__device__ __forceinline__ void send_batch(const float* slot, uint32_t bar,
+                                           const SmallBackwardShape& s, int row_warp, int lane,
+                                           const float (&dot)[B]) {
+  if (row_warp < s.row_warps && lane < s.ctas) {
+    const uint32_t dst = shared_address(slot + row_warp * B);
+    send_partials(cluster_address(dst, static_cast<uint32_t>(lane)), dot,
+                  cluster_address(bar, static_cast<uint32_t>(lane)));
+  }
+}
+
+// A batch's B row sums from the warp partials received in `slot`: lane q holds warp q's partial
+// of each row (zeros past the row's warps), then the main program's second-level butterfly
+// (sum_warp_partials), the rows level by level; every lane ends with the sums. Warps past the
+// row's warps (no vectors) leave `dot` as it is.
+template <int B>
+__device__ __forceinline__ void sum_received(const float* slot, const SmallBackwardShape& s,
+                                             int row_warp, int lane, float (&dot)[B]) {
+  if (row_warp < s.row_warps) {
+    float partial[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) partial[i] = lane < s.row_warps ? slot[lane * B + i] : 0.0f;
+    lane_sums_once<B>(partial, warp_partials_width(s.row_warps));
+#pragma unroll
+    for (int i = 0; i < B; ++i) dot[i] = __shfl_sync(0xffffffffu, partial[i], 0);
+  }
+}
+
+// The FP64 sums of this CTA's columns over its cluster's rows, from its threads' row-block sums
+// `acc` (each row group's, in row order): the row groups' sums are added in row-group order and
+// handed to emit(column, sum). `block_sums` is shared memory of kSmallBackwardMaxBlock * 8
+// doubles that no thread reads or writes any more. Every thread calls it.
+// With several row groups, a group's sums are stored element-major (element e of thread t at
+// e * slice + t), so that a warp's stores of one element are consecutive: a thread's eight
+// columns side by side would be 64 bytes from the next thread's, a 16-way bank conflict. Thread
+// t of group g then sums elements g, g + row_groups, ... of its own vector over the groups (no
+// division). One group: the columns side by side, handed on in column order (coalesced dw
+// stores; the conflict costs less than scattered stores there: 1 x 8192 4.4 against 4.7 us).
+template <typename Emit>
+__device__ __forceinline__ void small_column_sums(const BackwardParams& p,
+                                                  const SmallBackwardShape& s,
+                                                  const double (&acc)[8], double* block_sums,
+                                                  int cta, int t, int group, int j, bool live,
+                                                  Emit emit) {
+  const int cols = s.slice * 8;
+  if (s.row_groups == 1) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) block_sums[t * 8 + e] = acc[e];
+    __syncthreads();
+    for (int c = static_cast<int>(threadIdx.x); c < cols; c += static_cast<int>(blockDim.x)) {
+      const int64_t col = static_cast<int64_t>(cta) * cols + c;
+      if (col < p.hidden) emit(col, block_sums[c]);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) block_sums[group * cols + e * s.slice + t] = acc[e];
+    __syncthreads();
+    if (live) {
+      for (int e = group; e < 8; e += s.row_groups) {
+        const int pos = e * s.slice + t;
+        double sum = block_sums[pos];
+        for (int gi = 1; gi < s.row_groups; ++gi) sum += block_sums[gi * cols + pos];
+        emit(static_cast<int64_t>(j) * 8 + e, sum);
+      }
+    }
+  }
+}
+
+// dw of this CTA's columns. One cluster: its column sums, rounded once. Several: each CTA stores
+// its cluster's column sums in row `cluster` of the FP64 partials [clusters][hidden], then counts
+// itself on its column slice's counter (one acquire-release atomic, after the CTA's barrier);
+// the last CTA of a slice to arrive adds the clusters' sums in cluster order, rounds them once,
+// and zeroes the counter for the next launch (or CUDA-graph replay). The order of additions is
+// a function of (rows, hidden) only, whichever CTA arrives last.
+// No peer writes this CTA's shared memory after its last batch (each sends a batch only after
+// receiving this CTA's previous one), and this CTA's stores to the peers completed before their
+// barriers let them go on: the CTA may exit without a cluster barrier. Every thread calls it.
+template <bool MULTI>
+__device__ __forceinline__ void write_small_dw(const BackwardParams& p,
+                                               const SmallBackwardShape& s,
+                                               const double (&acc)[8], double* block_sums,
+                                               int cluster, int cta, int t, int group, int j,
+                                               bool live) {
+  if (!MULTI) {
+    small_column_sums(p, s, acc, block_sums, cta, t, group, j, live,
+                      [&](int64_t col, double sum) { p.dw[col] = static_cast<float>(sum); });
+    return;
+  }
+  double* const mine = p.partial + static_cast<int64_t>(cluster) * p.hidden;
+  small_column_sums(p, s, acc, block_sums, cta, t, group, j, live,
+                    [&](int64_t col, double sum) { mine[col] = sum; });
+  __shared__ unsigned int last;
+  __syncthreads();  // the CTA's partial sums are stored (the release below covers them)
+  if (threadIdx.x == 0) {
+    last = fetch_add_acq_rel(p.counters + cta, 1u) == static_cast<unsigned int>(s.clusters - 1);
+  }
+  __syncthreads();
+  if (!last) return;
+  const int cols = s.slice * 8;
+  const int64_t begin = static_cast<int64_t>(cta) * cols;
+  const int64_t end = begin + cols < p.hidden ? begin + cols : p.hidden;
+  for (int64_t col = begin + threadIdx.x; col < end; col += blockDim.x) {
+    double sum = p.partial[col];
+    for (int c = 1; c < s.clusters; ++c) sum += p.partial[c * p.hidden + col];
+    p.dw[col] = static_cast<float>(sum);
+  }
+  if (threadIdx.x == 0) p.counters[cta] = 0u;
+}
+
 // B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
 // rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
 // dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
-// residual kernels only).
-template <typename XT, typename WT, int B, bool RESIDUAL>
+// residual kernels only). MULTI: the call runs several clusters (s.clusters > 1; the row blocks
+// and the fold are compiled into those kernels only: one cluster measured 0.05-0.25 us slower
+// with them, H200).
+template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -82,10 +199,15 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   const int j = cta * s.slice + t;  // this thread's vector of a row: the main program's lane
   const int nv = static_cast<int>(p.hidden / 8);
   const bool live = j < nv;
+  // This cluster's block of rows, and this row group's rows of it.
+  const int cluster = MULTI ? static_cast<int>(cluster_index()) : 0;
   const int rows = static_cast<int>(p.rows);
+  const int block_end =
+      MULTI && (cluster + 1) * s.rows_per_cluster < rows ? (cluster + 1) * s.rows_per_cluster
+                                                         : rows;
   const int rows_per_group = s.rows_per_group;
-  const int first = group * rows_per_group;
-  const int end = first + rows_per_group < rows ? first + rows_per_group : rows;
+  const int first = cluster * s.rows_per_cluster + group * rows_per_group;
+  const int end = first + rows_per_group < block_end ? first + rows_per_group : block_end;
   const bool per_head = p.heads != 1;
   constexpr bool residual = RESIDUAL;
   const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -159,23 +281,9 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       if (threadIdx.x == 0) barrier_arrive_expect(bar, batch_bytes);
       if (batch_index == 0) cluster_wait();  // every peer's barriers are initialised
       float* slot = &received[phase][group * s.row_warps][0];
-      // Lane c sends this warp's partials to CTA c (itself included).
-      if (row_warp < s.row_warps && lane < s.ctas) {
-        const uint32_t dst = shared_address(slot + row_warp * B);
-        send_partials(cluster_address(dst, static_cast<uint32_t>(lane)), dot,
-                      cluster_address(bar, static_cast<uint32_t>(lane)));
-      }
+      send_batch<B>(slot, bar, s, row_warp, lane, dot);
       barrier_wait(bar, static_cast<uint32_t>(batch_index >> 1) & 1u);
-      if (row_warp < s.row_warps) {
-        // Lane q holds warp q's partial of each row (zeros past the row's warps), then the main
-        // program's second-level butterfly (sum_warp_partials), the rows level by level.
-        float partial[B];
-#pragma unroll
-        for (int i = 0; i < B; ++i) partial[i] = lane < s.row_warps ? slot[lane * B + i] : 0.0f;
-        lane_sums_once<B>(partial, warp_partials_width(s.row_warps));
-#pragma unroll
-        for (int i = 0; i < B; ++i) dot[i] = __shfl_sync(0xffffffffu, partial[i], 0);
-      }
+      sum_received<B>(slot, s, row_warp, lane, dot);
     }
     if (residual) cp_async_wait_all();  // this thread's g_h slots (only it reads them)
 #pragma unroll
@@ -189,38 +297,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival
   if (residual) __syncthreads();  // every thread is done with its g_h slots (block_sums)
 
-  // dw of this CTA's columns: the row groups' block sums, summed in row-group order. No peer
-  // writes this CTA's shared memory after its last batch (each sends a batch only after
-  // receiving this CTA's previous one), and this CTA's stores to the peers completed before
-  // their barriers let them go on: the CTA may exit without a cluster barrier.
-  // With several row groups, a group's sums are stored element-major (element e of thread t at
-  // e * slice + t), so that a warp's stores of one element are consecutive: a thread's eight
-  // columns side by side would be 64 bytes from the next thread's, a 16-way bank conflict. Thread
-  // t of group g then sums elements g, g + row_groups, ... of its own vector over the groups (no
-  // division). One group: the columns side by side, written back in column order (coalesced dw
-  // stores; the conflict costs less than scattered stores there: 1 x 8192 4.4 against 4.7 us).
-  const int cols = s.slice * 8;
-  if (s.row_groups == 1) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) block_sums[t * 8 + e] = acc[0][e];
-    __syncthreads();
-    for (int c = static_cast<int>(threadIdx.x); c < cols; c += static_cast<int>(blockDim.x)) {
-      const int64_t col = static_cast<int64_t>(cta) * cols + c;
-      if (col < p.hidden) p.dw[col] = static_cast<float>(block_sums[c]);
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) block_sums[group * cols + e * s.slice + t] = acc[0][e];
-    __syncthreads();
-    if (live) {
-      for (int e = group; e < 8; e += s.row_groups) {
-        const int pos = e * s.slice + t;
-        double sum = block_sums[pos];
-        for (int gi = 1; gi < s.row_groups; ++gi) sum += block_sums[gi * cols + pos];
-        p.dw[j * 8 + e] = static_cast<float>(sum);
-      }
-    }
-  }
+  write_small_dw<MULTI>(p, s, acc[0], block_sums, cluster, cta, t, group, j, live);
 #endif
 }
 

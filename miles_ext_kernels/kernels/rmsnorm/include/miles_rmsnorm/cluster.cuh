@@ -18,6 +18,14 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// This CTA's cluster in the grid (its CTA index where the launch has no cluster attribute: each
+// CTA is then a cluster of one).
+__device__ __forceinline__ uint32_t cluster_index() {
+  uint32_t index;
+  asm("mov.u32 %0, %%clusterid.x;\n" : "=r"(index));
+  return index;
+}
+
 // The address of the same shared-memory location in CTA `rank` of the cluster.
 __device__ __forceinline__ uint32_t cluster_address(uint32_t local, uint32_t rank) {
   uint32_t remote;

@@ -141,6 +141,8 @@ inline int backward_chunk_block(const RowConfig& c, int64_t rows_per_chunk) {
 // launcher may use: up to 16 CTAs (non-portable: sm_90 H100 / H200) where the driver can place
 // them, else at most 8.
 struct SmallBackwardShape {
+  int clusters;          // clusters of the grid, each over a contiguous block of rows
+  int rows_per_cluster;  // rows of a cluster's block (the last may have fewer)
   int tpr;             // threads of a row (backward_config(hidden).tpr)
   int row_warps;       // warps of a row (1 when tpr <= 32: a group of tpr lanes)
   int ctas;            // cluster size: column slices of a row
@@ -156,6 +158,16 @@ constexpr int kSmallBackwardMaxCtas = 16;      // non-portable cluster size, whe
 constexpr int kSmallBackwardMaxBlock = 512;
 constexpr int kSmallBackwardMaxRowGroups = 16;
 constexpr int kSmallBackwardBatch = 4;  // rows loaded together where a row group has more than 2
+// A call spreads over several clusters where one cluster's CTAs would each move more than
+// kSmallClusterBytes of g, x and dx (6 bytes * rows * a CTA's columns: an SM streams only so
+// much of a cold call, H200 probe, docs/kernels.md step 42): one cluster for every
+// kSmallClusterRows rows, at most
+// kSmallMaxGridCtas CTAs in all and as many clusters as keep the fold of a CTA's column slice
+// within kSmallFoldBytes of FP64 partial sums (the last CTA to arrive reads them all).
+constexpr int64_t kSmallClusterBytes = 48 * 1024;
+constexpr int kSmallClusterRows = 8;
+constexpr int kSmallMaxGridCtas = 128;
+constexpr int kSmallFoldBytes = 16 * 1024;
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
 inline bool small_backward_supported(int64_t hidden) {
@@ -171,21 +183,40 @@ inline void small_backward_columns(SmallBackwardShape& s, int max_ctas) {
   s.slice = s.tpr > 32 ? s.slice_warps * 32 : s.tpr;
 }
 
-// The launch shape for `rows` >= 1 rows with clusters of at most `max_ctas` CTAs. The row
-// partition is the portable shape's whatever `max_ctas`: as many row groups as fit its slice (at
-// most 16, at most 512 threads), each of ceil(rows / groups) rows, and no group without rows.
-// More CTAs give each CTA a narrower slice of the same row groups.
+// Clusters of a call of `rows` rows at the column split `s16` (the 16-CTA shape's): one while a
+// CTA moves at most kSmallClusterBytes, else one per kSmallClusterRows rows within the CTA and
+// fold caps. A function of (rows, hidden) only.
+inline int small_backward_clusters(int64_t rows, const SmallBackwardShape& s16) {
+  const int64_t cta_bytes = 6 * rows * s16.slice * 8;  // a CTA's slice of g, x and dx
+  if (cta_bytes <= kSmallClusterBytes) return 1;
+  const int by_ctas = kSmallMaxGridCtas / s16.ctas;
+  const int by_fold = kSmallFoldBytes / (s16.slice * 8 * 8);
+  const int most = by_ctas < by_fold ? by_ctas : by_fold;
+  const int64_t want = (rows + kSmallClusterRows - 1) / kSmallClusterRows;
+  return want < most ? static_cast<int>(want) : most;
+}
+
+// The launch shape for `rows` >= 1 rows with clusters of at most `max_ctas` CTAs. The rows are
+// split into `clusters` contiguous blocks (small_backward_clusters, from the 16-CTA column split
+// whatever `max_ctas`), one a cluster. A block's row partition is the portable shape's whatever
+// `max_ctas`: as many row groups as fit its slice (at most 16, at most 512 threads), each of
+// ceil(rows_per_cluster / groups) rows, and no group without rows. More CTAs give each CTA a
+// narrower slice of the same row groups.
 inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden,
                                                int max_ctas = kSmallBackwardMaxCtas) {
   const RowConfig c = backward_config(hidden);
   SmallBackwardShape s;
   s.tpr = c.tpr;
   s.row_warps = c.tpr > 32 ? c.tpr / 32 : 1;
+  small_backward_columns(s, kSmallBackwardMaxCtas);
+  const int clusters = small_backward_clusters(rows, s);
+  s.rows_per_cluster = static_cast<int>((rows + clusters - 1) / clusters);
+  s.clusters = static_cast<int>((rows + s.rows_per_cluster - 1) / s.rows_per_cluster);
   small_backward_columns(s, kSmallBackwardPortableCtas);
   const int fit = kSmallBackwardMaxBlock / s.slice;
   const int groups = fit < kSmallBackwardMaxRowGroups ? fit : kSmallBackwardMaxRowGroups;
-  s.rows_per_group = static_cast<int>((rows + groups - 1) / groups);
-  s.row_groups = static_cast<int>((rows + s.rows_per_group - 1) / s.rows_per_group);
+  s.rows_per_group = (s.rows_per_cluster + groups - 1) / groups;
+  s.row_groups = (s.rows_per_cluster + s.rows_per_group - 1) / s.rows_per_group;
   small_backward_columns(s, max_ctas);
   s.block = s.row_groups * s.slice;
   return s;
