@@ -73,6 +73,17 @@ def _capture(call):
     return graph, outputs
 
 
+def _assert_backward_replays(call, dx0, dw0, replays=3):
+    """Captures the backward ``call()`` in a CUDA graph and checks that every replay writes dx0
+    and dw0 again (dw poisoned with NaN before each replay)."""
+    graph, (dx_graph, dw_graph) = _capture(call)
+    for _ in range(replays):
+        dw_graph.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+
+
 def _within_dw_budget(dw, ref, relative=1e-4):
     return bool(((dw.double() - ref).abs() <= relative + relative * ref.abs()).all())
 
@@ -412,11 +423,7 @@ def test_small_batch_program_replays_in_a_cuda_graph():
     x, w, g, _ = _inputs(rows, hidden, seed=12)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
-    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
-    for _ in range(3):
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+    _assert_backward_replays(lambda: rmsnorm_backward(g, x, w, rstd, **FP), dx0, dw0)
 
 
 def _small_clusters(hidden: int, rows: int) -> int:
@@ -447,12 +454,7 @@ def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counte
     for _ in range(3):
         dx, dw = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **FP)
         assert torch.equal(dw, dw0) and torch.equal(dx, dx0)
-    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
-    for _ in range(3):
-        dw_graph.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+    _assert_backward_replays(lambda: rmsnorm_backward(g, x, w, rstd, **FP), dx0, dw0)
 
 
 @pytest.mark.parametrize("hidden", [2304, 2880, 4096, 5120, 6144, 8192])
@@ -600,12 +602,7 @@ def test_one_cluster_fold_replays_in_a_cuda_graph():
     x, w, g, _ = _inputs(rows, hidden, seed=16)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, **FP)
-    graph, (dx_graph, dw_graph) = _capture(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
-    for _ in range(3):
-        dw_graph.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(dw_graph, dw0) and torch.equal(dx_graph, dx0)
+    _assert_backward_replays(lambda: rmsnorm_backward(g, x, w, rstd, **FP), dx0, dw0)
 
 
 # ---- GPUs with less shared memory a CTA: shallower rings, the same bits ------------------------

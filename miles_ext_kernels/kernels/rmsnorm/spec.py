@@ -219,10 +219,16 @@ def _small_backward_columns(row_warps: int, tpr: int, max_ctas: int) -> tuple[in
     return ctas, slice_warps, (slice_warps * 32 if tpr > 32 else tpr)
 
 
+def _single_cluster_rows(slice16: int) -> int:
+    """The most rows whose CTAs of ``slice16`` threads (8 columns each) move at most
+    SMALL_CLUSTER_BYTES of g, x and dx (two bytes each)."""
+    return SMALL_CLUSTER_BYTES // (6 * slice16 * 8)
+
+
 def small_backward_clusters(rows: int, ctas16: int, slice16: int) -> int:
     """Clusters of the small-batch backward for ``rows`` rows at the 16-CTA column split
     (``ctas16`` CTAs of ``slice16`` threads; mirrors config.h)."""
-    if 6 * rows * slice16 * 8 <= SMALL_CLUSTER_BYTES:
+    if rows <= _single_cluster_rows(slice16):
         return 1
     most = min(SMALL_MAX_GRID_CTAS // ctas16, SMALL_FOLD_BYTES // (slice16 * 8 * 8))
     return min(-(-rows // SMALL_CLUSTER_ROWS), most)
@@ -234,7 +240,7 @@ def small_single_cluster_rows(hidden: int) -> int:
     tpr = backward_config(hidden)["tpr"]
     row_warps = tpr // 32 if tpr > 32 else 1
     _, _, slice16 = _small_backward_columns(row_warps, tpr, SMALL_MAX_CTAS)
-    return SMALL_CLUSTER_BYTES // (6 * slice16 * 8)
+    return _single_cluster_rows(slice16)
 
 
 def small_backward_shape(rows: int, hidden: int,

@@ -2,9 +2,9 @@
 // entry `run`.
 #include "miles_rmsnorm/backward_args.h"
 
-extern "C" cudaError_t miles_rmsnorm_backward_small_launch(const miles_rmsnorm::BackwardParams* p,
-                                                           int x_dtype, int w_dtype,
-                                                           cudaStream_t stream);
+extern "C" cudaError_t miles_rmsnorm_backward_small_launch(
+    const miles_rmsnorm::BackwardParams* p, const miles_rmsnorm::SmallBackwardShape* shape,
+    int x_dtype, int w_dtype, cudaStream_t stream);
 
 namespace miles_rmsnorm {
 
@@ -44,7 +44,7 @@ void RunBackwardSmall(TensorView g, TensorView x, TensorView w, TensorView r, Te
     p.counters = static_cast<unsigned int*>(data_of(counters));
   }
   const cudaError_t status =
-      miles_rmsnorm_backward_small_launch(&p, t.x_dtype, t.w_dtype, current_stream(x));
+      miles_rmsnorm_backward_small_launch(&p, &shape, t.x_dtype, t.w_dtype, current_stream(x));
   TVM_FFI_CHECK(status == cudaSuccess, RuntimeError)
       << "miles_rmsnorm small-batch backward launch failed: " << cudaGetErrorString(status);
 }

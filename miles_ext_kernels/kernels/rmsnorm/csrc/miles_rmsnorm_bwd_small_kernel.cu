@@ -73,10 +73,11 @@ struct SmallLaunch {
 
 }  // namespace
 
-extern "C" cudaError_t miles_rmsnorm_backward_small_launch(const miles_rmsnorm::BackwardParams* p,
-                                                           int x_dtype, int w_dtype,
-                                                           cudaStream_t stream) {
-  const SmallLaunch launch{p, miles_rmsnorm::small_backward_shape(p->rows, p->hidden), stream};
+// `shape`: small_backward_shape(p->rows, p->hidden), as the binding computed it for its checks.
+extern "C" cudaError_t miles_rmsnorm_backward_small_launch(
+    const miles_rmsnorm::BackwardParams* p, const miles_rmsnorm::SmallBackwardShape* shape,
+    int x_dtype, int w_dtype, cudaStream_t stream) {
+  const SmallLaunch launch{p, *shape, stream};
   using SmallVpts = miles_rmsnorm::VptList<1>;
   return miles_rmsnorm::dispatch_types<SmallVpts>(x_dtype, w_dtype, 1, launch);
 }
