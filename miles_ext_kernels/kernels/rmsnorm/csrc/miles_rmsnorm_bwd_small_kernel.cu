@@ -28,20 +28,41 @@ struct SmallLaunch {
   // The kernel without the residual's g_h staging where the call has none.
   template <typename XT, typename WT, int B>
   cudaError_t launch_batch() const {
-    if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_clusters<XT, WT, B, true>();
-    return launch_clusters<XT, WT, B, false>();
+    if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_contract<XT, WT, B, true>();
+    return launch_contract<XT, WT, B, false>();
+  }
+
+  // Full batches take the kernel built for the call's contract; one- and two-row batches the
+  // kernel that reads it from the flags.
+  template <typename XT, typename WT, int B, bool RESIDUAL>
+  cudaError_t launch_contract() const {
+    using miles_rmsnorm::kCastBeforeWeightMul;
+    using miles_rmsnorm::kZeroCenteredGamma;
+    if constexpr (B == miles_rmsnorm::kSmallBackwardBatch) {
+      switch (p->flags & miles_rmsnorm::kContractMask) {
+        case 0: return launch_clusters<XT, WT, B, RESIDUAL, 0>();
+        case kCastBeforeWeightMul:
+          return launch_clusters<XT, WT, B, RESIDUAL, kCastBeforeWeightMul>();
+        case kZeroCenteredGamma: return launch_clusters<XT, WT, B, RESIDUAL, kZeroCenteredGamma>();
+        default:  // both bits: the mask leaves no other value
+          return launch_clusters<XT, WT, B, RESIDUAL,
+                                 kCastBeforeWeightMul | kZeroCenteredGamma>();
+      }
+    } else {
+      return launch_clusters<XT, WT, B, RESIDUAL, miles_rmsnorm::kRuntimeContract>();
+    }
   }
 
   // The kernel without the row blocks and the fold where the call runs one cluster.
-  template <typename XT, typename WT, int B, bool RESIDUAL>
+  template <typename XT, typename WT, int B, bool RESIDUAL, int CONTRACT>
   cudaError_t launch_clusters() const {
-    if (shape.clusters > 1) return launch<XT, WT, B, RESIDUAL, true>();
-    return launch<XT, WT, B, RESIDUAL, false>();
+    if (shape.clusters > 1) return launch<XT, WT, B, RESIDUAL, true, CONTRACT>();
+    return launch<XT, WT, B, RESIDUAL, false, CONTRACT>();
   }
 
-  template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI>
+  template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, int CONTRACT>
   cudaError_t launch() const {
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, MULTI>;
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, MULTI, CONTRACT>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
       // Asked at the largest block (kSmallBackwardMaxBlock threads), once per device and kernel.

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/dispatch.cuh"
@@ -44,6 +45,23 @@ bool ring_fits(int64_t bytes) {
   return bytes <= limit[device].load(std::memory_order_relaxed);
 }
 
+// Calls fn(std::integral_constant<int, form>{}) for a form of the loop-free forward (the flags'
+// kForwardFormMask bits): one kernel instance per form.
+template <typename Fn>
+cudaError_t for_form(int form, Fn&& fn) {
+  switch (form) {
+    case 0: return fn(std::integral_constant<int, 0>{});
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 7: return fn(std::integral_constant<int, 7>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
 struct ForwardLaunch {
   const miles_rmsnorm::ForwardParams* p;
   dim3 grid;
@@ -57,23 +75,27 @@ struct ForwardLaunch {
     // of spec.FORWARD_ROWS_HIDDEN) takes the loop-free kernel, while its row slots fit 32-bit
     // indices. Its CTAs hold one warp's worth of row groups (one group when a row takes a warp or
     // more), so no idle group of a CTA competes with the working ones for issue slots; which CTA
-    // computes a row changes no bit. FP32 weights past the spread window load them after the
-    // row reduction (forward_rows_kernel's LATE_WEIGHTS).
+    // computes a row changes no bit. The spread window takes the small-batch instance (64
+    // registers); past it, FP32 weights load them after the row reduction (forward_rows_kernel's
+    // SMALL_BATCH and LATE_WEIGHTS). Each instance is built for one form of the call (for_form).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     if (slots >= p->rows && slots <= INT32_MAX) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
-      if constexpr (sizeof(WT) == 4) {
-        if (p->rows > miles_rmsnorm::forward_spread_rows(c)) {
-          miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true>
+      const bool small_batch = p->rows <= miles_rmsnorm::forward_spread_rows(c);
+      return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
+        constexpr int kForm = decltype(form)::value;
+        if (small_batch) {
+          miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
-          return cudaGetLastError();
+        } else {
+          miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm>
+              <<<rows_grid, rows_block, 0, stream>>>(q);
         }
-      }
-      miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false><<<rows_grid, rows_block, 0, stream>>>(q);
-      return cudaGetLastError();
+        return cudaGetLastError();
+      });
     }
     // One vector per thread means CTAs of 256 threads, which never take the ring.
     if constexpr (VPT > 1) {

@@ -482,15 +482,14 @@ __device__ __forceinline__ float dx_coefficient(float ri, float dot, float hidde
 }
 
 // Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the
-// contract flags; `per_head` is p.heads != 1 and `residual` the kResidual flag (constants where
-// the caller is specialised on them).
+// contract; `per_head` is p.heads != 1, `residual` the kResidual flag and `cast` the
+// kCastBeforeWeightMul flag (constants where the caller is specialised on them).
 template <typename XT, int VPT, typename Weights, typename Rows, typename Acc>
 __device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int row, int nv,
                                                  int lane, int tpr, float ri, float b,
                                                  const Weights& w, const Rows& rows, int i,
                                                  Acc (&acc)[VPT][8], bool per_head,
-                                                 bool residual) {
-  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+                                                 bool residual, bool cast) {
   XT* dxr = static_cast<XT*>(p.dx) + static_cast<int64_t>(row) * p.hidden;
   if (residual) {
     const XT* ghr = static_cast<const XT*>(p.g_h) +
@@ -536,7 +535,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
     if (!s.valid[i]) continue;
     const float b = dx_coefficient(r[i], dot[i], hidden_f);
     dx_row_for_flags<XT, VPT>(p, s.row[i], nv, lane, tpr, r[i], b, w, rows, i, acc, PER_HEAD,
-                              (p.flags & kResidual) != 0);
+                              (p.flags & kResidual) != 0,
+                              (p.flags & kCastBeforeWeightMul) != 0);
   }
 }
 

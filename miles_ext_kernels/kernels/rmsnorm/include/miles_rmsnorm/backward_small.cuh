@@ -166,8 +166,14 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
 // dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
 // residual kernels only). MULTI: the call runs several clusters (s.clusters > 1; the row blocks
 // and the fold are compiled into those kernels only: one cluster measured 0.05-0.25 us slower
-// with them, H200).
-template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI>
+// with them, H200). CONTRACT: the call's kCastBeforeWeightMul | kZeroCenteredGamma bits, fixed at
+// compile time, or kRuntimeContract (read from the flags): the kernels of full batches (B = 4)
+// hold one contract's code each, no branch on the cast and no select on 1 + w (0.1-0.25 us of a
+// T = 16 call, docs/kernels.md step 43); the kernels of one- and two-row batches keep the flags.
+constexpr int kRuntimeContract = -1;
+constexpr int kContractMask = kCastBeforeWeightMul | kZeroCenteredGamma;
+
+template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, int CONTRACT>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -218,8 +224,11 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
 
   // The weights and the first batch's rows are loaded before the barriers are set up (their
   // latency covers it); later batches at the top of their iteration.
+  const int contract = CONTRACT == kRuntimeContract ? p.flags : CONTRACT;
+  const bool cast = (contract & kCastBeforeWeightMul) != 0;
   RegisterWeights<WT, 1> w;
   w.load(p, j, s.tpr);
+  w.zero_centered = (contract & kZeroCenteredGamma) != 0;
   int row[B];
   bool valid[B];
   float r[B];
@@ -291,7 +300,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       if (!valid[i]) continue;
       const float b = dx_coefficient(r[i], dot[i], hidden_f);
       dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head,
-                              residual);
+                              residual, cast);
     }
   }
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival

@@ -153,13 +153,14 @@ __device__ __forceinline__ float effective_weight(float w, bool zero_centered) {
   return zero_centered ? 1.0f + w : w;
 }
 
-// Loads this thread's VPT weight vectors of a row (zeros past the row end).
-template <typename W, int VPT>
-__device__ __forceinline__ void load_raw_weights(const W* __restrict__ wp, int64_t nv, int lane,
+// Loads this thread's VPT weight vectors of a row (zeros past the row end). Index: the vector
+// index type (32-bit in the loop-free forward).
+template <typename W, int VPT, typename Index>
+__device__ __forceinline__ void load_raw_weights(const W* __restrict__ wp, Index nv, int lane,
                                                  int tpr, RawWeight8<W> (&w)[VPT]) {
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
-    const int64_t j = lane + static_cast<int64_t>(k) * tpr;
+    const Index j = lane + static_cast<Index>(k) * tpr;
     if (j < nv) {
       w[k].load(wp + j * 8);
     } else {

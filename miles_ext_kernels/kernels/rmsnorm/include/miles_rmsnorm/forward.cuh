@@ -46,8 +46,12 @@ __device__ __forceinline__ RowContract row_contract(const ForwardParams& p) {
 
 // r = 1 / sqrt(mean(h^2) + eps) in FP32 (IEEE division and square root) from a row's sum of
 // squares: the one expression every forward kernel uses.
+__device__ __forceinline__ float row_rstd(float sum_of_squares, float hidden_f, float eps) {
+  return 1.0f / sqrtf(sum_of_squares / hidden_f + eps);
+}
+
 __device__ __forceinline__ float row_rstd(float sum_of_squares, RowContract c, float eps) {
-  return 1.0f / sqrtf(sum_of_squares / c.hidden_f + eps);
+  return row_rstd(sum_of_squares, c.hidden_f, eps);
 }
 
 // y of one row under the call's contract (a uniform branch to the specialised store).
@@ -212,12 +216,18 @@ constexpr int kThreadsPerSm = 1536;
 constexpr int kThreadsPerSm = 2048;
 #endif
 
-// CTAs of 1024 threads an SM must hold of forward_rows_kernel (its register budget): one with
-// FP32 weights loaded early (sixteen more registers), else all the SM's threads.
-template <typename WT, bool LATE_WEIGHTS>
+// CTAs of 1024 threads an SM must hold of forward_rows_kernel (its register budget): one for a
+// small batch (up to 64 registers: its weights, row and residual all in flight at once), else
+// all the SM's threads (32 registers, so that an SM holds 2048 threads' rows).
+template <bool SMALL_BATCH>
 constexpr int forward_rows_min_blocks() {
-  return sizeof(WT) == 4 && !LATE_WEIGHTS ? 1 : kThreadsPerSm / 1024;
+  return SMALL_BATCH ? 1 : kThreadsPerSm / 1024;
 }
+
+// The call's form as the loop-free kernel takes it: the flags that choose its arithmetic
+// (kResidual | kCastBeforeWeightMul | kZeroCenteredGamma), a template parameter, so that each
+// instance holds the code of one form only.
+constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCenteredGamma;
 
 // The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
 // rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
@@ -227,13 +237,23 @@ constexpr int forward_rows_min_blocks() {
 // arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
 // row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
 // zeros (sums of squares are never -0).
-// LATE_WEIGHTS: the weights are loaded after the row reduction instead of with the row, one
-// vector's at a time, so that sixteen FP32 weights do not hold registers across it: the form
-// for FP32 weights past the spread window (the weights' latency is then hidden by the other
-// CTAs of the SM; a small batch keeps the early load, whose latency overlaps the row's).
-template <typename XT, typename WT, int VPT, bool LATE_WEIGHTS>
-__global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS>())
+// FORM: the call's form (kForwardFormMask bits), fixed at compile time: the kernel holds no
+// branch on the contract or the residual (with the four contracts' stores and the residual's
+// block in one kernel, a small call measured 0.1-0.2 us slower; docs/kernels.md, step 43).
+// SMALL_BATCH: the spread window (forward_spread_rows), where a call's time is one row's latency:
+// up to 64 registers a thread, so the residual form's loads go out together (at 32 they spilled
+// 8 bytes; 0.05-0.15 us a call, step 43). Past it the kernel streams at 32 registers, and FP32
+// weights are loaded late (LATE_WEIGHTS): after the row reduction instead of with the row, one
+// vector's at a time, so that sixteen FP32 weights do not hold registers across it (their latency
+// is then hidden by the other CTAs of the SM; a small batch keeps the early load, whose latency
+// overlaps the row's).
+template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM>
+__global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     forward_rows_kernel(const ForwardParams p) {
+  constexpr bool LATE_WEIGHTS = !SMALL_BATCH && sizeof(WT) == 4;
+  constexpr bool kRes = (FORM & kResidual) != 0;
+  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
   __shared__ __align__(16) float scratch_mem[2 * 32];
   const int tpr = p.tpr;
   const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
@@ -243,7 +263,6 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
   const int row = static_cast<int>(blockIdx.x) * p.groups + group;
   const bool valid = row < static_cast<int>(p.rows);
   const bool per_head = p.heads != 1;
-  const RowContract contract = row_contract(p);
 
   uint4 h[VPT];
   const XT* xr = static_cast<const XT*>(p.x) +
@@ -257,17 +276,19 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
   if constexpr (!LATE_WEIGHTS) {
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
   }
-  if ((p.flags & kResidual) != 0 && valid) {
-    const XT* ur =
-        static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
-    uint4 uv[VPT];
+  if constexpr (kRes) {
+    if (valid) {
+      const XT* ur =
+          static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
+      uint4 uv[VPT];
 #pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int j = lane + k * tpr;
-      uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+      for (int k = 0; k < VPT; ++k) {
+        const int j = lane + k * tpr;
+        uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+      }
+      XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
+      add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
     }
-    XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
-    add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
   }
   if constexpr (!LATE_WEIGHTS) {
 #pragma unroll
@@ -282,11 +303,12 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
       ss[0] += v * v;
     }
   }
-  row_sums<1>(ss, tpr, scratch);
+  // Whole-warp groups take the butterflies without a branch on the width (the same additions).
+  row_sums<1, true>(ss, tpr, scratch);
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
-  const float r = row_rstd(ss[0], contract, p.eps);
+  const float r = row_rstd(ss[0], static_cast<float>(p.hidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
   if constexpr (LATE_WEIGHTS) {
     // One vector's weights at a time: vector k of the row is vector 0 of the row from k * tpr.
@@ -296,10 +318,10 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<WT, LATE_WEIGHTS
       RawWeight8<WT> wk[1];
       load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr, wk);
       const uint4 hk[1] = {h[k]};
-      store_row_for<XT, WT, 1>(contract, yr + skip * 8, hk, wk, r, nv - skip, lane, tpr);
+      store_row<XT, WT, 1, kCast, kZeroCentered>(yr + skip * 8, hk, wk, r, nv - skip, lane, tpr);
     }
   } else {
-    store_row_for<XT, WT, VPT>(contract, yr, h, w, r, nv, lane, tpr);
+    store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h, w, r, nv, lane, tpr);
   }
   if (lane == 0) p.rstd[row] = r;
 }
