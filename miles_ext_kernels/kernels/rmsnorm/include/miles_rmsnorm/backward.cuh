@@ -363,13 +363,17 @@ template <int VPT, int R>
 using BackwardRows = typename std::conditional<(VPT >= 4), SharedRows<VPT, R>,
                                                RegisterRows<VPT, R>>::type;
 
-// Effective weights packed in registers (widened, and 1 + w applied, on use): the atomic program.
+// Effective weights packed in registers (widened, and 1 + w applied, on use): the atomic and
+// small-batch programs.
 template <typename WT, int VPT>
 struct RegisterWeights {
   RawWeight8<WT> w[VPT];
   bool zero_centered;
-  __device__ __forceinline__ void load(const BackwardParams& p, int lane, int tpr) {
-    zero_centered = (p.flags & kZeroCenteredGamma) != 0;
+  // zero_centered_gamma: the call's kZeroCenteredGamma flag (a constant where the caller is
+  // specialised on the contract).
+  __device__ __forceinline__ void load(const BackwardParams& p, int lane, int tpr,
+                                       bool zero_centered_gamma) {
+    zero_centered = zero_centered_gamma;
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), p.hidden / 8, lane, tpr, w);
   }
   __device__ __forceinline__ float get(int k, int /*j*/, int e) const {
@@ -945,7 +949,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int64_t nv = p.hidden / 8;
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
   RegisterWeights<WT, VPT> w;
-  w.load(p, lane, tpr);
+  w.load(p, lane, tpr, (p.flags & kZeroCenteredGamma) != 0);
   float acc[VPT][8];
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {

@@ -227,8 +227,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   const int contract = CONTRACT == kRuntimeContract ? p.flags : CONTRACT;
   const bool cast = (contract & kCastBeforeWeightMul) != 0;
   RegisterWeights<WT, 1> w;
-  w.load(p, j, s.tpr);
-  w.zero_centered = (contract & kZeroCenteredGamma) != 0;
+  w.load(p, j, s.tpr, (contract & kZeroCenteredGamma) != 0);
   int row[B];
   bool valid[B];
   float r[B];
