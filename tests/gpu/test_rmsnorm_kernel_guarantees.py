@@ -279,16 +279,21 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
             assert torch.equal(a, b[part]), f"{name} bits differ at T={rows}"
 
 
+LATENCY_WINDOW_ELEMENTS = rmsnorm_spec.FORWARD_LATENCY_WINDOW_ELEMENTS
+
+
 @pytest.mark.parametrize("hidden", [2048, 5632, 8192])
 def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
-    """FP32 weights past the spread window, on the records that give every row a group, take
-    the loop-free kernel's form that loads the weights after the row reduction; in the window,
-    the early load. Both must give the row loop's bits."""
+    """FP32 weights past the spread window and the latency window (forward_policy.h), on the
+    records that give every row a group, take the loop-free kernel's form that loads the weights
+    after the row reduction; inside either window, the early load. Both must give the row loop's
+    bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
     limit = _forward_spread_rows(hidden)
-    x, w, _, _ = _inputs(limit + 2000, hidden, seed=hidden, w_dtype=torch.float32)
+    window = LATENCY_WINDOW_ELEMENTS // hidden
+    x, w, _, _ = _inputs(window + 2000, hidden, seed=hidden, w_dtype=torch.float32)
     ref = _row_loop_reference(x, w, None)
-    for rows in (1, limit, limit + 1, limit + 2000):
+    for rows in (1, limit, limit + 1, window, window + 1, window + 2000):
         y, rstd = rmsnorm_forward(x[:rows], w, EPS, **FP)
         assert torch.equal(y, ref[0][:rows]) and torch.equal(rstd, ref[1][:rows]), rows
 
@@ -305,6 +310,83 @@ def test_loop_free_forward_reads_per_head_views_in_place():
     assert torch.equal(y, y_big[:3]) and torch.equal(rstd, rstd_big[:3])
     y_copy, rstd_copy = rmsnorm_forward(view[:3].contiguous(), w, EPS, **FP)
     assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
+
+
+@pytest.mark.parametrize("hidden", [2048, 5632, 8192])
+@pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True,
+                                          "zero_centered_gamma": True}])
+def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contract):
+    """Residual calls of up to 2^21 elements at H 2048-8192 take the loop-free kernel's small-batch
+    instance whatever their grid (forward_policy.h), larger ones the row loop: the rows on either
+    side of the window's edge must have the same y, rstd and h_new bits, every element written."""
+    _skip_unless_first_party(hidden, residual=True)
+    window = LATENCY_WINDOW_ELEMENTS // hidden
+    assert window > _forward_spread_rows(hidden)
+    total = window + 700
+    x, w, _, u = _inputs(total, hidden, seed=hidden + 5)
+    ref = rmsnorm_forward(x, w, EPS, residual=u, **contract, **FP)  # the row loop
+    for rows in (_forward_spread_rows(hidden) + 1, window, window + 1):
+        y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
+        got = rmsnorm_forward(x[:rows], w, EPS, residual=u[:rows], out=y, **contract, **FP)
+        assert not y.isnan().any(), f"unwritten y at T={rows}"
+        for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=True):
+            assert torch.equal(a, b[:rows]), f"{name} bits differ at T={rows}"
+
+
+SPLIT_CONTRACTS = [{}, {"cast_before_weight_mul": True}, {"zero_centered_gamma": True},
+                   {"cast_before_weight_mul": True, "zero_centered_gamma": True}]
+
+
+@pytest.mark.parametrize(("hidden", "w_dtype"), [(1024, torch.bfloat16), (2880, torch.bfloat16),
+                                                 (5120, torch.float32), (8192, torch.bfloat16),
+                                                 (16384, torch.bfloat16)])
+@pytest.mark.parametrize("residual", [False, True])
+def test_split_row_forward_gives_one_ctas_bits(monkeypatch, hidden, w_dtype, residual):
+    """On GPUs with clusters a small batch's row may be split over 2-8 CTAs (forward_split_kernel;
+    MILES_EXT_KERNELS_SPLIT_ROWS forces a count, "0" one CTA a row). Every split must give the
+    bits of one CTA a row and of the same rows inside a batch past the spread window, for every
+    contract, and write every element."""
+    if not _has_clusters():
+        pytest.skip("the split-row forward needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    limit = _forward_spread_rows(hidden)
+    x, w, _, u = _inputs(limit + 100, hidden, seed=hidden + 11, w_dtype=w_dtype)
+    res = u if residual else None
+    warps = rmsnorm_spec.forward_config(hidden)["tpr"] // 32
+    for contract in SPLIT_CONTRACTS:
+        monkeypatch.delenv("MILES_EXT_KERNELS_SPLIT_ROWS", raising=False)
+        ref = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)  # past the window
+        for rows in (1, 3, 16):
+            part = slice(0, rows)
+            for ctas in ("0", "2", "3", "4", "8"):
+                monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", ctas)
+                y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
+                got = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                                      out=y, **contract, **FP)
+                where = f"T={rows}, {ctas} CTAs a row ({warps} warps), {contract}"
+                assert not y.isnan().any(), f"unwritten y: {where}"
+                for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):
+                    assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
+
+
+def test_split_row_forward_reads_per_head_views_and_replays_in_a_graph(monkeypatch):
+    """Per-head views [T, heads, D] read in place by the split forward, inside a CUDA graph."""
+    if not _has_clusters():
+        pytest.skip("the split-row forward needs thread-block clusters (sm_90 or later)")
+    hidden, heads, tokens = 2048, 3, 5
+    _skip_unless_first_party(hidden)
+    buffer = torch.randn(tokens, heads + 1, hidden + 64, device=DEV).to(torch.bfloat16)
+    view = buffer[:, 1:, 32:32 + hidden]
+    w = (torch.rand(hidden, device=DEV) + 0.5).to(torch.bfloat16)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")
+    y0, rstd0 = rmsnorm_forward(view.contiguous(), w, EPS, **FP)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "4")
+    graph, (y, rstd) = _capture(lambda: rmsnorm_forward(view, w, EPS, **FP))
+    for _ in range(2):
+        y.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, y0) and torch.equal(rstd, rstd0)
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])

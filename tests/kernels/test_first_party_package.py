@@ -23,6 +23,7 @@ SPEC = gen.load_spec(PACKAGE_DIR)
 CONFIG_DUMP = r"""
 #include <cstdio>
 #include "miles_rmsnorm/config.h"
+#include "miles_rmsnorm/forward_policy.h"
 using namespace miles_rmsnorm;
 static void dump(const char* kind, RowConfig c, long h) {
   std::printf("%s %ld %d %d %d %d %d %d\n", kind, h, c.vpt, c.tpr, c.block, c.groups,
@@ -38,6 +39,14 @@ int main() {
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
     std::printf("spread %ld %lld\n", h,
                 static_cast<long long>(forward_spread_rows(forward_config(h))));
+    std::printf("latency %ld", h);
+    const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
+    for (long rows : latency_rows) {
+      for (int form = 0; form < 4; ++form) {  // residual | FP32 weights
+        std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2));
+      }
+    }
+    std::printf("\n");
     const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
     const unsigned long long magic = division_magic(f.tpr);
     for (unsigned long long n = 0; n < 1024; ++n) {
@@ -227,7 +236,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(small) == 12 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
-    assert len(lines) == 4 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == 5 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
                   "slice", "row_groups", "rows_per_group", "block")
@@ -241,6 +250,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             continue
         if kind == "spread":  # small and large batches as the launcher tells them apart
             assert int(numbers[0]) == SPEC.forward_spread_rows(SPEC.forward_config(int(hidden)))
+            continue
+        if kind == "latency":  # calls past the spread window that keep the small-batch instance
+            want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
+                                                    4 if form & 2 else 2))
+                    for rows in (1, 255, 256, 257, 1024, 1025) for form in range(4)]
+            assert list(map(int, numbers)) == want, line
             continue
         if kind == "chunk":  # the CTA a chunk of `rows` rows gets
             rows, block = map(int, numbers)

@@ -38,6 +38,9 @@ HEADERS = (
     "include/miles_rmsnorm/dispatch.cuh",
     "include/miles_rmsnorm/ffi_args.h",
     "include/miles_rmsnorm/forward.cuh",
+    "include/miles_rmsnorm/forward_policy.h",
+    "include/miles_rmsnorm/forward_split.cuh",
+    "include/miles_rmsnorm/launch.h",
     "include/miles_rmsnorm/params.h",
 )
 
@@ -189,6 +192,22 @@ def forward_rows_everywhere(lo: int, hi: int) -> bool:
 def forward_spread_rows(cfg: dict[str, int]) -> int:
     """Most rows for which the forward of launch shape ``cfg`` gives each row its own group."""
     return cfg["groups"] * FORWARD_SPREAD_CTAS
+
+
+# Past the spread window, residual calls and FP32 weights at H 2048..8192 of up to this many
+# elements still take the loop-free kernel's small-batch instance (forward_policy.h mirrors it;
+# measured 7-15% faster on the H200 there, docs/kernels.md step 44).
+FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
+FORWARD_LATENCY_WINDOW_HIDDEN = (2048, 8192)
+
+
+def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes: int) -> bool:
+    """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch loop-free instance
+    past the spread window (``forward_latency_window`` in forward_policy.h)."""
+    low, high = FORWARD_LATENCY_WINDOW_HIDDEN
+    if not residual and weight_bytes != 4:
+        return False
+    return low <= hidden <= high and rows * hidden <= FORWARD_LATENCY_WINDOW_ELEMENTS
 
 
 def backward_config(hidden: int) -> dict[str, int]:

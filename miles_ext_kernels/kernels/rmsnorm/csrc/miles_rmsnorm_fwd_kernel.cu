@@ -3,11 +3,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/dispatch.cuh"
 #include "miles_rmsnorm/forward.cuh"
+#include "miles_rmsnorm/forward_policy.h"
+#include "miles_rmsnorm/forward_split.cuh"
+#include "miles_rmsnorm/launch.h"
 
 namespace {
 
@@ -45,6 +49,50 @@ bool ring_fits(int64_t bytes) {
   return bytes <= limit[device].load(std::memory_order_relaxed);
 }
 
+// The compute capability's major number and the SM count of `device`, asked once per device (the
+// first 64; later ones, or a failed query, report 0 and 0).
+struct DeviceFacts {
+  int major;
+  int sms;
+};
+
+DeviceFacts device_facts(int device) {
+  static std::atomic<int> major[64];
+  static std::atomic<int> sms[64];
+  if (device < 0 || device >= 64) return {0, 0};
+  int m = major[device].load(std::memory_order_acquire);
+  if (m == 0) {
+    int count = 0;
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();
+      return {0, 0};
+    }
+    sms[device].store(count, std::memory_order_relaxed);
+    major[device].store(m, std::memory_order_release);
+  }
+  return {m, sms[device].load(std::memory_order_relaxed)};
+}
+
+// CTAs each row of a small batch is split over (forward_split_kernel), or 0 for one CTA a row:
+// MILES_EXT_KERNELS_SPLIT_ROWS (2 .. 8: that many, at most one a warp of the row; any other value,
+// "0" say: one CTA a row), else the measured choice (split_row_default). Only on GPUs with thread-block clusters (sm_90 and
+// later) and rows of at least two warps; the choice changes no bit.
+int split_row_ctas(const miles_rmsnorm::ForwardParams& p, int weight_bytes, int device) {
+  const int warps = p.tpr / 32;
+  if (warps < 2) return 0;
+  const DeviceFacts facts = device_facts(device);
+  if (facts.major < 9) return 0;
+  int ctas = miles_rmsnorm::split_row_default(
+      p.rows, p.hidden, (p.flags & miles_rmsnorm::kResidual) != 0, weight_bytes, facts.sms);
+  if (const char* mode = std::getenv("MILES_EXT_KERNELS_SPLIT_ROWS")) {
+    const int forced = std::atoi(mode);
+    ctas = forced >= 2 && forced <= miles_rmsnorm::kMaxSplitCtas ? forced : 0;
+  }
+  if (ctas > warps) ctas = warps;
+  return ctas >= 2 ? ctas : 0;
+}
+
 // Calls fn(std::integral_constant<int, form>{}) for a form of the loop-free forward (the flags'
 // kForwardFormMask bits): one kernel instance per form.
 template <typename Fn>
@@ -76,17 +124,44 @@ struct ForwardLaunch {
     // indices. Its CTAs hold one warp's worth of row groups (one group when a row takes a warp or
     // more), so no idle group of a CTA competes with the working ones for issue slots; which CTA
     // computes a row changes no bit. The spread window takes the small-batch instance (64
-    // registers); past it, FP32 weights load them after the row reduction (forward_rows_kernel's
-    // SMALL_BATCH and LATE_WEIGHTS). Each instance is built for one form of the call (for_form).
+    // registers), and so do the calls of forward_latency_window whatever their grid; past them,
+    // FP32 weights load them after the row reduction (forward_rows_kernel's SMALL_BATCH and
+    // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
+    // thread-block clusters a small batch's rows may instead be split over several CTAs each
+    // (forward_split_kernel, split_row_ctas).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
-    if (slots >= p->rows && slots <= INT32_MAX) {
+    const bool latency_window = miles_rmsnorm::forward_latency_window(
+        p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0,
+        static_cast<int>(sizeof(WT)));
+    if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
-      const bool small_batch = p->rows <= miles_rmsnorm::forward_spread_rows(c);
+      const bool small_batch =
+          p->rows <= miles_rmsnorm::forward_spread_rows(c) || latency_window;
+      int device = 0;
+      const int split = small_batch && cudaGetDevice(&device) == cudaSuccess
+                            ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)
+                            : 0;
       return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
         constexpr int kForm = decltype(form)::value;
+        if constexpr (VPT == 2) {
+          if (split > 0) {
+            // A row over a cluster of `split` CTAs (forward_split_kernel): same bits.
+            const miles_rmsnorm::SplitRowShape s = miles_rmsnorm::split_row_shape(p->tpr, split);
+            miles_rmsnorm::OneDimLaunch launch(
+                static_cast<unsigned int>(p->rows * s.ctas), static_cast<unsigned int>(s.block),
+                0, stream);
+            launch.cluster(static_cast<unsigned int>(s.ctas));
+            const cudaError_t status = cudaLaunchKernelEx(
+                &launch.config, miles_rmsnorm::forward_split_kernel<XT, WT, VPT, kForm>, *p);
+            if (status == cudaSuccess) return status;
+            // A cluster the device cannot place (an SM partition, say): one CTA a row below
+            // gives the same bits.
+            cudaGetLastError();
+          }
+        }
         if (small_batch) {
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);

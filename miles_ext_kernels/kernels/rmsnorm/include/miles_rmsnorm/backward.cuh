@@ -21,6 +21,7 @@
 #include "miles_rmsnorm/cluster.cuh"
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/device.cuh"
+#include "miles_rmsnorm/launch.h"
 
 namespace miles_rmsnorm {
 
@@ -86,35 +87,6 @@ inline cudaError_t allow_dynamic_smem(Kernel kernel, size_t smem) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(smem));
 }
-
-// The launch configuration of a one-dimensional grid with at most one attribute: the cooperative
-// flag or a one-dimensional cluster. Not copyable: `config.attrs` points into the object.
-struct OneDimLaunch {
-  cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t config{};
-  OneDimLaunch(unsigned int grid, unsigned int block, size_t smem, cudaStream_t stream) {
-    config.gridDim = dim3(grid, 1, 1);
-    config.blockDim = dim3(block, 1, 1);
-    config.dynamicSmemBytes = smem;
-    config.stream = stream;
-    config.attrs = &attr;
-    config.numAttrs = 0;
-  }
-  OneDimLaunch(const OneDimLaunch&) = delete;
-  OneDimLaunch& operator=(const OneDimLaunch&) = delete;
-  void cooperative() {
-    attr.id = cudaLaunchAttributeCooperative;
-    attr.val.cooperative = 1;
-    config.numAttrs = 1;
-  }
-  void cluster(unsigned int ctas) {
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = ctas;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    config.numAttrs = 1;
-  }
-};
 
 // Whether the driver can place one cluster of `launch` (grid and cluster of `launch.config`) for
 // `kernel` on `device`: asked once per device, kernel and launch shape (grid, block, dynamic shared

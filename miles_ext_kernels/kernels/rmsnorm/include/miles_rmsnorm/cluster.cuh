@@ -3,20 +3,18 @@
 // Values travel between the CTAs of a cluster with st.async into the receiver's shared memory,
 // whose bytes complete a transaction on the receiver's mbarrier: a receiver waits for its own
 // barrier only, and no cluster-wide memory fence (which would wait for the sender's global
-// stores) is needed. Used by the small-batch program (warp partials of a row) and by the
-// deterministic program's one-cluster fold (chunk partials of dw). Callers compile the calls for
-// sm_90 and later only.
+// stores) is needed. Used by the small-batch backward (warp partials of a row), the split-row
+// forward (the same, forward_split.cuh) and the deterministic program's one-cluster fold (chunk
+// partials of dw). Callers compile the calls for sm_90 and later only.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-namespace miles_rmsnorm {
+#include "miles_rmsnorm/device.cuh"
 
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+namespace miles_rmsnorm {
 
 // This CTA's cluster in the grid (its CTA index where the launch has no cluster attribute: each
 // CTA is then a cluster of one).
@@ -24,6 +22,19 @@ __device__ __forceinline__ uint32_t cluster_index() {
   uint32_t index;
   asm("mov.u32 %0, %%clusterid.x;\n" : "=r"(index));
   return index;
+}
+
+// This CTA's rank in its cluster, and the cluster's CTA count.
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t rank;
+  asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+__device__ __forceinline__ uint32_t cluster_size() {
+  uint32_t size;
+  asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(size));
+  return size;
 }
 
 // The address of the same shared-memory location in CTA `rank` of the cluster.

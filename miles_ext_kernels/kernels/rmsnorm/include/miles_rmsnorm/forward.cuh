@@ -235,8 +235,8 @@ constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCentere
 // kernel's is the shortest; a large batch streams through it at 2-byte weights with 32 registers
 // a thread, so that an SM holds 2048 threads' rows in flight (spec.FORWARD_ROWS_HIDDEN). Same
 // arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
-// row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
-// zeros (sums of squares are never -0).
+// loop_free_row_sum (row_sums<1, true>) sums a row's warp partials in a 32-lane butterfly whose
+// extra levels only add zeros (sums of squares are never -0).
 // FORM: the call's form (kForwardFormMask bits), fixed at compile time: the kernel holds no
 // branch on the contract or the residual (with the four contracts' stores and the residual's
 // block in one kernel, a small call measured 0.1-0.2 us slower; docs/kernels.md, step 43).
@@ -254,11 +254,11 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
   constexpr bool kRes = (FORM & kResidual) != 0;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
   constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
-  __shared__ __align__(16) float scratch_mem[2 * 32];
+  __shared__ __align__(16) float scratch_mem[32];
+  const uint32_t scratch = shared_address(scratch_mem);  // at entry (loop_free_row_sum)
   const int tpr = p.tpr;
   const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
   const int lane = static_cast<int>(threadIdx.x) - group * tpr;
-  RowScratch<1> scratch = make_row_scratch<1>(scratch_mem, tpr, group);
   const int nv = static_cast<int>(p.hidden >> 3);
   const int row = static_cast<int>(blockIdx.x) * p.groups + group;
   const bool valid = row < static_cast<int>(p.rows);
@@ -294,21 +294,21 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 #pragma unroll
     for (int k = 0; k < VPT; ++k) w[k].hold();
   }
-  float ss[1] = {0.0f};
+  float ss = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const float v = unpack<XT>(h[k], e);
-      ss[0] += v * v;
+      ss += v * v;
     }
   }
   // Whole-warp groups take the butterflies without a branch on the width (the same additions).
-  row_sums<1, true>(ss, tpr, scratch);
+  ss = loop_free_row_sum(ss, tpr, scratch);
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
-  const float r = row_rstd(ss[0], static_cast<float>(p.hidden), p.eps);
+  const float r = row_rstd(ss, static_cast<float>(p.hidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
   if constexpr (LATE_WEIGHTS) {
     // One vector's weights at a time: vector k of the row is vector 0 of the row from k * tpr.

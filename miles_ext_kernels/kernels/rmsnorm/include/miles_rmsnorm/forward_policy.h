@@ -1,0 +1,52 @@
+// miles-ext-kernels first-party RMSNorm: the forward launcher's measured choices of kernel
+// instance (host code). None changes a bit of y, rstd or h_new — every instance has the same
+// arithmetic — only how long a call takes; the numbers are the H200's (docs/kernels.md, step 44).
+#pragma once
+
+#include <cstdint>
+
+#include "miles_rmsnorm/config.h"
+
+namespace miles_rmsnorm {
+
+// CTAs a split row may take (forward_split_kernel): a portable cluster size.
+constexpr int kMaxSplitCtas = 8;
+
+// Bytes a CTA that computes a whole row moves from and to memory: x and y (u and h_new too with a
+// residual), 2 bytes an element each, and the weights.
+inline int64_t split_row_bytes(int64_t hidden, bool residual, int weight_bytes) {
+  return hidden * ((residual ? 8 : 4) + weight_bytes);
+}
+
+// The measured choice (H200, docs/kernels.md step 44) of CTAs a row of a small batch is split
+// over, 0 for one CTA a row: the largest power of two up to 8 that keeps a CTA an SM (rows * ctas
+// <= sms), where a whole row would move at least 48 KB and the cluster gets at least four CTAs,
+// or at least 96 KB with two. Below that, the cluster's start and exchange (0.1-0.15 us) cost more
+// than the smaller share of the row saves (1 x 4096: 2.21 us in one CTA, 2.33 in two).
+inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int weight_bytes,
+                             int sms) {
+  int ctas = kMaxSplitCtas;
+  while (ctas > 1 && rows * ctas > sms) ctas >>= 1;
+  const int64_t bytes = split_row_bytes(hidden, residual, weight_bytes);
+  if (ctas >= 4 && bytes >= 48 * 1024) return ctas;
+  if (ctas >= 2 && bytes >= 96 * 1024) return ctas;
+  return 0;
+}
+
+// Whether a call past the spread window still takes the loop-free kernel's small-batch instance
+// (forward_rows_kernel with SMALL_BATCH: one row a row group, up to 64 registers, the weights
+// loaded with the row) instead of the streaming kernels: the residual form and FP32 weights at
+// H 2048-8192, up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192). There the row loop (the
+// residual form) and the 32-register instance, which loads FP32 weights after the row reduction,
+// measured 7-15% slower (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32
+// weights: 5.13 against 4.66); past it the streaming kernels win (512 x 8192 with a residual:
+// 10.8 against 11.6 us).
+constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
+
+inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, int weight_bytes) {
+  if (!residual && weight_bytes != 4) return false;
+  if (hidden < 2048 || hidden > 8192) return false;
+  return rows * hidden <= kLatencyWindowElements;
+}
+
+}  // namespace miles_rmsnorm
