@@ -12,9 +12,11 @@
 
 #include <cstdint>
 
-#include "miles_rmsnorm/device.cuh"
-
 namespace miles_rmsnorm {
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
 
 // This CTA's cluster in the grid (its CTA index where the launch has no cluster attribute: each
 // CTA is then a cluster of one).

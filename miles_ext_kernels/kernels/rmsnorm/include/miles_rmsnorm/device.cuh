@@ -337,40 +337,6 @@ __device__ __forceinline__ void row_sums(float (&v)[R], int tpr, RowScratch<R>& 
   }
 }
 
-// ---- shared memory through 32-bit addresses -----------------------------------------------------
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void store_shared(uint32_t address, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(address), "f"(v) : "memory");
-}
-
-__device__ __forceinline__ float load_shared(uint32_t address) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(address) : "memory");
-  return v;
-}
-
-// row_sums<1, true> for the loop-free forward kernels, whose CTA holds one row group of whole
-// warps (tpr > 32) or groups within a warp: the same additions in the same order, so the same
-// bits. `scratch`: the 32-bit shared address of 32 floats, taken at kernel entry (the shared
-// window's base is then not computed between the row's first-level sum and its store). Against
-// row_sums<1, true> on the H200: cold within the spread, warm 0.03-0.12 us faster on 2 of 21
-// small calls, none slower. Dropping the branches on tpr as well (one vector a thread: first
-// level only; two: both levels, a single warp's row included) was 0.03-0.09 us faster at
-// T >= 16 and H >= 2048 but 0.05-0.1 slower at H = 512 and at T = 1 (docs/kernels.md, step 44).
-__device__ __forceinline__ float loop_free_row_sum(float v, int tpr, uint32_t scratch) {
-  if (tpr < 32) return lane_sum_once(v, tpr);
-  v = lane_sum_once(v, 32);
-  if (tpr == 32) return v;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  if (lane == 0) store_shared(scratch + (threadIdx.x >> 5) * 4u, v);
-  __syncthreads();
-  const float s = lane < (tpr >> 5) ? load_shared(scratch + static_cast<uint32_t>(lane) * 4u) : 0.0f;
-  return lane_sum_once(s, 32);
-}
-
 // ---- exact products accumulated in FP64 ------------------------------------------------------
 // The product of two 2-byte floats (g * x, or g * round(x * r)) is exact in FP32; times the FP32
 // rstd it has at most 40 significant bits, so the FP64 fused multiply-add below rounds only in

@@ -32,6 +32,35 @@ __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[
   }
 }
 
+// This thread's VPT vectors of one row (vector k at lane + k * tpr; zeros past nv and for a row
+// that is not `valid`). The loop-free kernels' loads of x and u.
+template <typename XT, int VPT>
+__device__ __forceinline__ void load_row_vectors(const XT* __restrict__ row, bool valid, int nv,
+                                                 int lane, int tpr, uint4 (&out)[VPT]) {
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int j = lane + k * tpr;
+    out[k] = valid && j < nv ? load_raw<XT>(row + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// The FP32 sum of squares of this thread's vectors of a row, in normalize_rows' order (a row's
+// bits depend on it; the row-loop kernels keep their own copy of the loop, whose accumulation
+// into the caller's zeroed sums compiles differently).
+template <typename XT, int VPT>
+__device__ __forceinline__ float sum_of_squares(const uint4 (&h)[VPT]) {
+  float ss = 0.0f;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float v = unpack<XT>(h[k], e);
+      ss += v * v;
+    }
+  }
+  return ss;
+}
+
 // The contract of a call as the row loop uses it; the kernels read it once, before the loop.
 struct RowContract {
   bool cast;
@@ -235,8 +264,8 @@ constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCentere
 // kernel's is the shortest; a large batch streams through it at 2-byte weights with 32 registers
 // a thread, so that an SM holds 2048 threads' rows in flight (spec.FORWARD_ROWS_HIDDEN). Same
 // arithmetic as normalize_rows, so the same bits: the squares are summed in the same order, and
-// loop_free_row_sum (row_sums<1, true>) sums a row's warp partials in a 32-lane butterfly whose
-// extra levels only add zeros (sums of squares are never -0).
+// row_sums<1> sums a row's warp partials in a 32-lane butterfly whose extra levels only add
+// zeros (sums of squares are never -0).
 // FORM: the call's form (kForwardFormMask bits), fixed at compile time: the kernel holds no
 // branch on the contract or the residual (with the four contracts' stores and the residual's
 // block in one kernel, a small call measured 0.1-0.2 us slower; docs/kernels.md, step 43).
@@ -254,38 +283,30 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
   constexpr bool kRes = (FORM & kResidual) != 0;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
   constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
-  __shared__ __align__(16) float scratch_mem[32];
-  const uint32_t scratch = shared_address(scratch_mem);  // at entry (loop_free_row_sum)
+  __shared__ __align__(16) float scratch_mem[2 * 32];
   const int tpr = p.tpr;
   const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
   const int lane = static_cast<int>(threadIdx.x) - group * tpr;
+  RowScratch<1> scratch = make_row_scratch<1>(scratch_mem, tpr, group);
   const int nv = static_cast<int>(p.hidden >> 3);
   const int row = static_cast<int>(blockIdx.x) * p.groups + group;
   const bool valid = row < static_cast<int>(p.rows);
   const bool per_head = p.heads != 1;
 
   uint4 h[VPT];
-  const XT* xr = static_cast<const XT*>(p.x) +
-                 wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr);
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const int j = lane + k * tpr;
-    h[k] = valid && j < nv ? load_raw<XT>(xr + j * 8) : make_uint4(0u, 0u, 0u, 0u);
-  }
+  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
+                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
+                            valid, nv, lane, tpr, h);
   RawWeight8<WT> w[VPT];
   if constexpr (!LATE_WEIGHTS) {
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
   }
   if constexpr (kRes) {
     if (valid) {
-      const XT* ur =
-          static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
       uint4 uv[VPT];
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int j = lane + k * tpr;
-        uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
-      }
+      load_row_vectors<XT, VPT>(
+          static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr), true,
+          nv, lane, tpr, uv);
       XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
       add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
     }
@@ -294,21 +315,13 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 #pragma unroll
     for (int k = 0; k < VPT; ++k) w[k].hold();
   }
-  float ss = 0.0f;
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float v = unpack<XT>(h[k], e);
-      ss += v * v;
-    }
-  }
+  float ss[1] = {sum_of_squares<XT, VPT>(h)};
   // Whole-warp groups take the butterflies without a branch on the width (the same additions).
-  ss = loop_free_row_sum(ss, tpr, scratch);
+  row_sums<1, true>(ss, tpr, scratch);
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
-  const float r = row_rstd(ss, static_cast<float>(p.hidden), p.eps);
+  const float r = row_rstd(ss[0], static_cast<float>(p.hidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
   if constexpr (LATE_WEIGHTS) {
     // One vector's weights at a time: vector k of the row is vector 0 of the row from k * tpr.

@@ -6,7 +6,7 @@
 // spread over the S CTAs of a cluster, each CTA holding a contiguous slice of the row group's
 // warps (the same threads, vectors and first-level butterfly as forward_rows_kernel). Every warp
 // sends its partial sum of squares to every CTA of the cluster with st.async, and each CTA
-// finishes the row sum with the loop-free kernel's second level (loop_free_row_sum: a 32-lane
+// finishes the row sum with the loop-free kernel's second level (row_sums<1, true>: a 32-lane
 // butterfly over the warp partials), so y, rstd and h_new have its bits whichever S runs (the
 // launcher's choice of S: forward_policy.h).
 #pragma once
@@ -50,7 +50,6 @@ __global__ void __launch_bounds__(1024, 1) forward_split_kernel(const ForwardPar
   const int row = static_cast<int>(cluster_index());
   const bool per_head = p.heads != 1;
   const uint32_t bar = shared_address(&bar_mem);
-  const uint32_t received = shared_address(partials);  // at entry, as loop_free_row_sum's
   if (threadIdx.x == 0) {
     barrier_init(bar, 1);
     barrier_init_fence();
@@ -60,52 +59,33 @@ __global__ void __launch_bounds__(1024, 1) forward_split_kernel(const ForwardPar
   cluster_arrive_relaxed();  // published before any peer's first store; waited on below
 
   uint4 h[VPT];
-  const XT* xr =
-      static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p.heads, p.x_addr);
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const int j = lane + k * tpr;
-    h[k] = j < nv ? load_raw<XT>(xr + j * 8) : make_uint4(0u, 0u, 0u, 0u);
-  }
+  load_row_vectors<XT, VPT>(
+      static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p.heads, p.x_addr), true, nv,
+      lane, tpr, h);
   RawWeight8<WT> w[VPT];
   load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
   if constexpr (kRes) {
-    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
     uint4 uv[VPT];
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int j = lane + k * tpr;
-      uv[k] = j < nv ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
-    }
+    load_row_vectors<XT, VPT>(
+        static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr), true,
+        nv, lane, tpr, uv);
     XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
     add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
   }
 #pragma unroll
   for (int k = 0; k < VPT; ++k) w[k].hold();
   // forward_rows_kernel's sum of squares and first level (row_sums<1, true>, whole warps).
-  float ss = 0.0f;
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float v = unpack<XT>(h[k], e);
-      ss += v * v;
-    }
-  }
-  ss = lane_sum_once(ss, 32);
+  const float ss = lane_sum_once(sum_of_squares<XT, VPT>(h), 32);
   cluster_wait();  // every CTA's barrier is initialised
   const int lane_in_warp = static_cast<int>(threadIdx.x & 31);
   if (warp < row_warps && lane_in_warp < ctas) {
-    const uint32_t dst = received + static_cast<uint32_t>(warp) * 4u;
+    const uint32_t dst = shared_address(&partials[warp]);
     store_remote(cluster_address(dst, static_cast<uint32_t>(lane_in_warp)), ss,
                  cluster_address(bar, static_cast<uint32_t>(lane_in_warp)));
   }
   barrier_wait(bar, 0);
   // The second level, as row_sums<1, true>: warp partials one a lane, a 32-lane butterfly.
-  const float s = lane_sum_once(
-      lane_in_warp < row_warps ? load_shared(received + static_cast<uint32_t>(lane_in_warp) * 4u)
-                               : 0.0f,
-      32);
+  const float s = lane_sum_once(lane_in_warp < row_warps ? partials[lane_in_warp] : 0.0f, 32);
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
   const float r = row_rstd(s, static_cast<float>(p.hidden), p.eps);
