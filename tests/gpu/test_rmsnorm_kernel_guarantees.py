@@ -389,6 +389,55 @@ def test_split_row_forward_reads_per_head_views_and_replays_in_a_graph(monkeypat
         assert torch.equal(y, y0) and torch.equal(rstd, rstd0)
 
 
+def _kernels_launched(call) -> list[str]:
+    """Names of the CUDA kernels ``call()`` launches, as the profiler (CUPTI) records them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    call()  # built and routed before the profiled run
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    return [event.name for event in prof.events()
+            if event.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.parametrize(("rows", "hidden", "residual", "w_dtype"), [
+    (1, 8192, False, torch.bfloat16), (16, 8192, False, torch.bfloat16),
+    (64, 8192, False, torch.bfloat16), (1, 4096, False, torch.bfloat16),
+    (1, 4096, True, torch.bfloat16), (1, 6144, True, torch.bfloat16),
+    (16, 8192, False, torch.float32), (16, 4096, False, torch.float32),
+    (1, 16384, False, torch.bfloat16), (64, 16384, False, torch.bfloat16),
+    (3, 2048, False, torch.bfloat16), (1, 1024, False, torch.bfloat16)])
+def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden, residual,
+                                                       w_dtype):
+    """The split kernel really runs: where split_row_default (mirrored by spec) picks a split,
+    and wherever MILES_EXT_KERNELS_SPLIT_ROWS forces one; one CTA a row where neither does (a
+    forced count the device cannot launch raises instead of falling back to one CTA a row)."""
+    if not _has_clusters():
+        pytest.skip("the split-row forward needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    assert rows <= _forward_spread_rows(hidden)
+    x, w, _, u = _inputs(rows, hidden, seed=rows + hidden, w_dtype=w_dtype)
+    res = u if residual else None
+
+    def split_ran() -> bool:
+        names = _kernels_launched(lambda: rmsnorm_forward(x, w, EPS, residual=res, **FP))
+        assert names, "the profiler recorded no CUDA kernel"
+        return any("forward_split_kernel" in name for name in names)
+
+    monkeypatch.delenv("MILES_EXT_KERNELS_SPLIT_ROWS", raising=False)
+    sms = torch.cuda.get_device_properties(DEV).multi_processor_count
+    config = rmsnorm_spec.forward_config(hidden)
+    splittable = config["tpr"] >= 64 and config["vpt"] == 2  # two warps a row, the split's VPT
+    policy = rmsnorm_spec.split_row_default(rows, hidden, residual, w.element_size(), sms)
+    assert split_ran() == (splittable and policy > 0), (policy, config)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "2")
+    assert split_ran() == splittable
+    monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")
+    assert not split_ran()
+
+
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])
 def test_edge_row_counts(rows):
     hidden = 1536

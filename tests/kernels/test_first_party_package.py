@@ -47,6 +47,14 @@ int main() {
       }
     }
     std::printf("\n");
+    std::printf("split %ld", h);
+    const long split_rows[] = {1, 2, 16, 17, 33, 64, 66, 67, 132, 133};
+    for (long rows : split_rows) {
+      for (int form = 0; form < 4; ++form) {  // residual | FP32 weights
+        std::printf(" %d", split_row_default(rows, h, (form & 1) != 0, form & 2 ? 4 : 2, 132));
+      }
+    }
+    std::printf(" %d\n", kMaxSplitCtas);
     const RowConfig f = forward_config(h);  // the forward's thread / tpr by multiplication
     const unsigned long long magic = division_magic(f.tpr);
     for (unsigned long long n = 0; n < 1024; ++n) {
@@ -236,7 +244,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(small) == 12 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
-    assert len(lines) == 5 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == 6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
                   "slice", "row_groups", "rows_per_group", "block")
@@ -256,6 +264,13 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                                                     4 if form & 2 else 2))
                     for rows in (1, 255, 256, 257, 1024, 1025) for form in range(4)]
             assert list(map(int, numbers)) == want, line
+            continue
+        if kind == "split":  # CTAs a small batch's row is split over on a 132-SM GPU
+            *counts, most = map(int, numbers)
+            want = [SPEC.split_row_default(rows, int(hidden), bool(form & 1),
+                                           4 if form & 2 else 2, 132)
+                    for rows in (1, 2, 16, 17, 33, 64, 66, 67, 132, 133) for form in range(4)]
+            assert counts == want and most == SPEC.FORWARD_SPLIT_MAX_CTAS, line
             continue
         if kind == "chunk":  # the CTA a chunk of `rows` rows gets
             rows, block = map(int, numbers)

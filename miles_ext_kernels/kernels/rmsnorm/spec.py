@@ -210,6 +210,28 @@ def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes:
     return low <= hidden <= high and rows * hidden <= FORWARD_LATENCY_WINDOW_ELEMENTS
 
 
+# A small batch's row may be split over a thread-block cluster of up to this many CTAs
+# (forward_split_kernel; forward_policy.h mirrors the choice below).
+FORWARD_SPLIT_MAX_CTAS = 8
+
+
+def split_row_default(rows: int, hidden: int, residual: bool, weight_bytes: int,
+                      sms: int) -> int:
+    """CTAs the launcher splits each row of a small batch over on a GPU of ``sms`` SMs with
+    thread-block clusters, 0 for one CTA a row (``split_row_default`` in forward_policy.h): the
+    largest power of two up to 8 with ``rows * ctas <= sms``, where a whole row moves at least
+    48 KB with four CTAs or more, or 96 KB with two."""
+    ctas = FORWARD_SPLIT_MAX_CTAS
+    while ctas > 1 and rows * ctas > sms:
+        ctas //= 2
+    row_bytes = hidden * ((8 if residual else 4) + weight_bytes)
+    if ctas >= 4 and row_bytes >= 48 * 1024:
+        return ctas
+    if ctas >= 2 and row_bytes >= 96 * 1024:
+        return ctas
+    return 0
+
+
 def backward_config(hidden: int) -> dict[str, int]:
     """Launch shape of the backward programs for ``hidden`` (mirrors config.h)."""
     nv = hidden // 8

@@ -74,23 +74,32 @@ DeviceFacts device_facts(int device) {
   return {m, sms[device].load(std::memory_order_relaxed)};
 }
 
-// CTAs each row of a small batch is split over (forward_split_kernel), or 0 for one CTA a row:
-// MILES_EXT_KERNELS_SPLIT_ROWS (2 .. 8: that many, at most one a warp of the row; any other value,
-// "0" say: one CTA a row), else the measured choice (split_row_default). Only on GPUs with thread-block clusters (sm_90 and
-// later) and rows of at least two warps; the choice changes no bit.
-int split_row_ctas(const miles_rmsnorm::ForwardParams& p, int weight_bytes, int device) {
+// How a small batch's rows are split (forward_split_kernel): `ctas` CTAs a row, 0 for one CTA a
+// row; `forced` when MILES_EXT_KERNELS_SPLIT_ROWS named the count.
+struct RowSplit {
+  int ctas;
+  bool forced;
+};
+
+// MILES_EXT_KERNELS_SPLIT_ROWS (2 .. 8: that many CTAs a row, at most one a warp of the row; any
+// other value, "0" say: one CTA a row), else the measured choice (split_row_default). Only on GPUs
+// with thread-block clusters (sm_90 and later) and rows of at least two warps; the choice changes
+// no bit.
+RowSplit split_row_ctas(const miles_rmsnorm::ForwardParams& p, int weight_bytes, int device) {
   const int warps = p.tpr / 32;
-  if (warps < 2) return 0;
+  if (warps < 2) return {0, false};
   const DeviceFacts facts = device_facts(device);
-  if (facts.major < 9) return 0;
+  if (facts.major < 9) return {0, false};
   int ctas = miles_rmsnorm::split_row_default(
       p.rows, p.hidden, (p.flags & miles_rmsnorm::kResidual) != 0, weight_bytes, facts.sms);
+  bool forced = false;
   if (const char* mode = std::getenv("MILES_EXT_KERNELS_SPLIT_ROWS")) {
-    const int forced = std::atoi(mode);
-    ctas = forced >= 2 && forced <= miles_rmsnorm::kMaxSplitCtas ? forced : 0;
+    const int count = std::atoi(mode);
+    forced = count >= 2 && count <= miles_rmsnorm::kMaxSplitCtas;
+    ctas = forced ? count : 0;
   }
   if (ctas > warps) ctas = warps;
-  return ctas >= 2 ? ctas : 0;
+  return {ctas >= 2 ? ctas : 0, forced};
 }
 
 // Calls fn(std::integral_constant<int, form>{}) for a form of the loop-free forward (the flags'
@@ -141,15 +150,16 @@ struct ForwardLaunch {
       const bool small_batch =
           p->rows <= miles_rmsnorm::forward_spread_rows(c) || latency_window;
       int device = 0;
-      const int split = small_batch && cudaGetDevice(&device) == cudaSuccess
-                            ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)
-                            : 0;
+      const RowSplit split = small_batch && cudaGetDevice(&device) == cudaSuccess
+                                 ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)
+                                 : RowSplit{0, false};
       return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
         constexpr int kForm = decltype(form)::value;
         if constexpr (VPT == 2) {
-          if (split > 0) {
-            // A row over a cluster of `split` CTAs (forward_split_kernel): same bits.
-            const miles_rmsnorm::SplitRowShape s = miles_rmsnorm::split_row_shape(p->tpr, split);
+          if (split.ctas > 0) {
+            // A row over a cluster of `split.ctas` CTAs (forward_split_kernel): same bits.
+            const miles_rmsnorm::SplitRowShape s =
+                miles_rmsnorm::split_row_shape(p->tpr, split.ctas);
             miles_rmsnorm::OneDimLaunch launch(
                 static_cast<unsigned int>(p->rows * s.ctas), static_cast<unsigned int>(s.block),
                 0, stream);
@@ -157,9 +167,12 @@ struct ForwardLaunch {
             const cudaError_t status = cudaLaunchKernelEx(
                 &launch.config, miles_rmsnorm::forward_split_kernel<XT, WT, VPT, kForm>, *p);
             if (status == cudaSuccess) return status;
-            // A cluster the device cannot place (an SM partition, say): one CTA a row below
-            // gives the same bits.
             cudaGetLastError();
+            // A count forced by MILES_EXT_KERNELS_SPLIT_ROWS reports the failure, so that a test
+            // of the split never passes on one CTA a row. The measured choice falls back on a
+            // cluster the device cannot place (an SM partition, say): one CTA a row below gives
+            // the same bits.
+            if (split.forced) return status;
           }
         }
         if (small_batch) {
