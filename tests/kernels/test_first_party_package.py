@@ -76,6 +76,17 @@ int main() {
       }
     }
   }
+  std::printf("fixed");
+  for (int h : kFixedForwardHidden) {  // each a whole number of forward_config's vectors a thread
+    const RowConfig c = forward_config(h);
+    const FixedForwardShape s = fixed_forward_shape(h);
+    if (s.vpt != c.vpt || s.tpr != c.tpr || 8 * s.vpt * s.tpr != h || !fixed_forward_hidden(h)) {
+      return 4;
+    }
+    std::printf(" %d", h);
+  }
+  std::printf("\n");
+  if (fixed_forward_hidden(kFixedForwardHidden[0] + 8)) return 5;
   if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
       hidden_supported(kMinHidden + 4)) return 2;
   return 0;
@@ -244,7 +255,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(small) == 12 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
-    assert len(lines) == 6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == 6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk) + 1
+    assert lines.pop() == "fixed " + " ".join(map(str, SPEC.FORWARD_FIXED_HIDDEN))
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
                   "slice", "row_groups", "rows_per_group", "block")

@@ -38,6 +38,7 @@ HEADERS = (
     "include/miles_rmsnorm/dispatch.cuh",
     "include/miles_rmsnorm/ffi_args.h",
     "include/miles_rmsnorm/forward.cuh",
+    "include/miles_rmsnorm/forward_fixed.cuh",
     "include/miles_rmsnorm/forward_policy.h",
     "include/miles_rmsnorm/forward_split.cuh",
     "include/miles_rmsnorm/launch.h",
@@ -208,6 +209,13 @@ def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes:
     if not residual and weight_bytes != 4:
         return False
     return low <= hidden <= high and rows * hidden <= FORWARD_LATENCY_WINDOW_ELEMENTS
+
+
+# Hidden sizes whose small batches (the spread window and forward_latency_window) without a
+# residual take a forward instance of their own with BF16 activations (forward_fixed_kernel, same
+# bits; forward_policy.h mirrors the list). Each is a whole number of vectors a thread of
+# forward_config, with rows of two warps or more.
+FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
 
 
 # A small batch's row may be split over a thread-block cluster of up to this many CTAs

@@ -9,6 +9,7 @@
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/dispatch.cuh"
 #include "miles_rmsnorm/forward.cuh"
+#include "miles_rmsnorm/forward_fixed.cuh"
 #include "miles_rmsnorm/forward_policy.h"
 #include "miles_rmsnorm/forward_split.cuh"
 #include "miles_rmsnorm/launch.h"
@@ -119,6 +120,31 @@ cudaError_t for_form(int form, Fn&& fn) {
   }
 }
 
+// Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
+// whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations and
+// forms without a residual only.
+template <typename XT, typename WT, int VPT, int FORM, int I = 0>
+cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 grid, dim3 block,
+                                 cudaStream_t stream, bool& launched) {
+  if constexpr (I < miles_rmsnorm::kFixedForwardCount && std::is_same_v<XT, __nv_bfloat16> &&
+                (FORM & miles_rmsnorm::kResidual) == 0) {
+    constexpr int kHidden = miles_rmsnorm::kFixedForwardHidden[I];
+    constexpr miles_rmsnorm::FixedForwardShape kShape =
+        miles_rmsnorm::fixed_forward_shape(kHidden);
+    static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
+    if constexpr (kShape.vpt == VPT) {
+      if (q.hidden == kHidden && q.tpr == kShape.tpr) {
+        launched = true;
+        miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM>
+            <<<grid, block, 0, stream>>>(q);
+        return cudaGetLastError();
+      }
+    }
+    return launch_fixed_forward<XT, WT, VPT, FORM, I + 1>(q, grid, block, stream, launched);
+  }
+  return cudaSuccess;
+}
+
 struct ForwardLaunch {
   const miles_rmsnorm::ForwardParams* p;
   dim3 grid;
@@ -176,6 +202,12 @@ struct ForwardLaunch {
           }
         }
         if (small_batch) {
+          // The common hidden sizes have an instance of their own without a residual
+          // (forward_fixed_kernel, same bits); every other call takes the run-time row width.
+          bool launched = false;
+          const cudaError_t status = launch_fixed_forward<XT, WT, VPT, kForm>(
+              q, rows_grid, rows_block, stream, launched);
+          if (launched) return status;
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
         } else {

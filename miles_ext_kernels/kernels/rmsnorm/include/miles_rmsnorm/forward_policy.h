@@ -49,4 +49,37 @@ inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, 
   return rows * hidden <= kLatencyWindowElements;
 }
 
+// Hidden sizes whose small batches without a residual take a forward instance of their own
+// (forward_fixed_kernel: the row's width and bounds fixed at compile time, same bits), for BF16
+// activations; every other call takes forward_rows_kernel. Each is a whole number of vectors a
+// thread of rows of two or more warps. Measured on the H200 (docs/kernels.md, step 45): 3-10%
+// faster at T = 16-256; the residual form (5-8% slower at H 4096 and 6144) and rows of one warp
+// (H <= 512: 7-13% slower at T = 1) keep forward_rows_kernel.
+constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
+constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
+
+// forward_config's vectors a thread and threads a row group at `hidden`, as constants.
+struct FixedForwardShape {
+  int vpt;
+  int tpr;
+};
+
+constexpr FixedForwardShape fixed_forward_shape(int hidden) {
+  const int nv = hidden / 8;
+  if (nv <= 32) {
+    int tpr = 1;
+    while (tpr < nv) tpr <<= 1;
+    return {1, tpr};
+  }
+  return {2, ((nv + 1) / 2 + 31) / 32 * 32};
+}
+
+// Whether `hidden` has a forward_fixed_kernel instance.
+inline bool fixed_forward_hidden(int64_t hidden) {
+  for (int h : kFixedForwardHidden) {
+    if (h == hidden) return true;
+  }
+  return false;
+}
+
 }  // namespace miles_rmsnorm

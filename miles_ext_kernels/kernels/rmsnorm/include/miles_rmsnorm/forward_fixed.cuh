@@ -1,0 +1,115 @@
+// miles-ext-kernels first-party RMSNorm forward of a small batch at a hidden size fixed at compile
+// time (forward_policy.h: kFixedForwardHidden), without a residual.
+//
+// A small batch's time is one row's instruction path. forward_rows_kernel takes the row group's
+// width (tpr) and the hidden size at run time, so its path holds the group arithmetic, the bounds
+// of every vector and the butterfly's width; here they are constants, and the second level of the
+// row sum runs only the butterfly levels the row's warps need. The additions are
+// forward_rows_kernel's (the dropped levels add zeros), so y and rstd keep its bits. Measured on
+// the H200 (docs/kernels.md, step 45): 3-10% of a 2.1-4.7 us call at T = 16-256.
+#pragma once
+
+#include "miles_rmsnorm/forward.cuh"
+
+namespace miles_rmsnorm {
+
+// Sum over the `width` lanes of each group of lanes (a power of two, a compile-time constant):
+// lane_sum's levels, width / 2 down to 1.
+template <int WIDTH>
+__device__ __forceinline__ float fixed_lane_sum(float v) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset >>= 1) {
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  }
+  return v;
+}
+
+// 16 bytes through a coherent global load (ld.global, not the read-only path): ptxas may move a
+// read-only load past a CTA barrier, never a coherent one.
+__device__ __forceinline__ uint4 load_coherent16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// This thread's weights (vector k at lane + k * TPR), loaded ahead of the row sum's barrier.
+// Through __ldg (RawWeight8::load), ptxas sank this kernel's weight loads past the barrier and
+// the row's exit test, to after the reduction: two memory round trips in a row, 0.1-0.25 us of a
+// cold call at T = 1 (docs/kernels.md, step 45).
+template <typename WT, int VPT, int TPR>
+__device__ __forceinline__ void load_fixed_weights(const WT* __restrict__ wp, int lane,
+                                                   RawWeight8<WT> (&w)[VPT]) {
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const WT* at = wp + (lane + k * TPR) * 8;
+    if constexpr (sizeof(WT) == 4) {
+      const uint4 a = load_coherent16(at);
+      const uint4 b = load_coherent16(at + 4);
+      w[k].a = make_float4(__uint_as_float(a.x), __uint_as_float(a.y), __uint_as_float(a.z),
+                           __uint_as_float(a.w));
+      w[k].b = make_float4(__uint_as_float(b.x), __uint_as_float(b.y), __uint_as_float(b.z),
+                           __uint_as_float(b.w));
+    } else {
+      w[k].v = load_coherent16(at);
+    }
+  }
+}
+
+// row_sums<1>'s sum of one row over TPR threads (whole warps), every thread of the row ending
+// with it: lane l reads warp partial l mod W (zero past the row's warps; W: the smallest power of
+// two holding them, warp_partials_width), and the W-lane butterfly adds what the full 32-lane
+// butterfly over the zero-padded partials adds, since that one's levels past W only add zeros
+// (sums of squares are never -0). Every thread of the CTA calls it (it synchronises the CTA).
+template <int TPR>
+__device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
+  constexpr int kWarps = TPR / 32;
+  constexpr int kWidth = kWarps > 16 ? 32 : kWarps > 8 ? 16 : kWarps > 4 ? 8 : kWarps > 2 ? 4 : 2;
+  v = fixed_lane_sum<32>(v);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  if (lane == 0) buffer[threadIdx.x >> 5] = v;
+  __syncthreads();
+  const int slot = lane & (kWidth - 1);
+  v = slot < kWarps ? buffer[slot] : 0.0f;
+  return fixed_lane_sum<kWidth>(v);
+}
+
+// forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> (FORM without kResidual) at
+// hidden = 8 * VPT * TPR: one row a CTA of TPR threads, each holding VPT whole vectors (no
+// bounds). The launcher gives it forward_rows_kernel's grid and CTAs.
+template <typename XT, typename WT, int VPT, int TPR, int FORM>
+__global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
+    forward_fixed_kernel(const ForwardParams p) {
+  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
+  static_assert((FORM & kResidual) == 0, "the residual form keeps forward_rows_kernel");
+  constexpr int kNv = VPT * TPR;
+  constexpr int kHidden = 8 * kNv;
+  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  __shared__ __align__(16) float partials[32];
+  __builtin_assume(threadIdx.x < TPR);  // one row group a CTA: no vector of the row needs a bound
+  const int lane = static_cast<int>(threadIdx.x);
+  const int row = static_cast<int>(blockIdx.x);
+  const bool valid = row < static_cast<int>(p.rows);
+  const bool per_head = p.heads != 1;
+
+  uint4 h[VPT];
+  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
+                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
+                            valid, kNv, lane, TPR, h);
+  RawWeight8<WT> w[VPT];
+  load_fixed_weights<WT, VPT, TPR>(static_cast<const WT*>(p.w), lane, w);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].hold();
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
+  if (!valid) return;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) launder(h[k]);
+  const float r = row_rstd(ss, static_cast<float>(kHidden), p.eps);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * kHidden;
+  store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h, w, r, kNv, lane, TPR);
+  if (lane == 0) p.rstd[row] = r;
+}
+
+}  // namespace miles_rmsnorm
