@@ -129,8 +129,7 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
   if constexpr (I < miles_rmsnorm::kFixedForwardCount && std::is_same_v<XT, __nv_bfloat16> &&
                 (FORM & miles_rmsnorm::kResidual) == 0) {
     constexpr int kHidden = miles_rmsnorm::kFixedForwardHidden[I];
-    constexpr miles_rmsnorm::FixedForwardShape kShape =
-        miles_rmsnorm::fixed_forward_shape(kHidden);
+    constexpr miles_rmsnorm::RowConfig kShape = miles_rmsnorm::forward_config(kHidden);
     static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
     if constexpr (kShape.vpt == VPT) {
       if (q.hidden == kHidden && q.tpr == kShape.tpr) {

@@ -32,7 +32,7 @@ struct RowConfig {
   int rows_per_cta;   // rows a CTA processes per iteration (groups * rows_per_group)
 };
 
-inline int pow2_ceil(int64_t v) {
+constexpr int pow2_ceil(int64_t v) {
   int p = 1;
   while (p < v) p <<= 1;
   return p;
@@ -40,13 +40,13 @@ inline int pow2_ceil(int64_t v) {
 
 // Threads of a row group for `vectors` 16-byte vectors per thread-slot: a power of two up to a
 // warp, whole warps above (so no warp is split between groups and at most 31 threads idle).
-inline int row_threads(int64_t vectors) {
+constexpr int row_threads(int64_t vectors) {
   if (vectors <= 32) return pow2_ceil(vectors);
   return static_cast<int>((vectors + 31) / 32 * 32);
 }
 
-inline RowConfig make_config(int vpt, int tpr, int min_block, int rows_per_group) {
-  RowConfig c;
+constexpr RowConfig make_config(int vpt, int tpr, int min_block, int rows_per_group) {
+  RowConfig c{};
   c.vpt = vpt;
   c.tpr = tpr;
   c.block = tpr >= min_block ? tpr : tpr * (min_block / tpr);
@@ -70,8 +70,9 @@ constexpr MILES_RMSNORM_HOST_DEVICE int backward_max_block(int vpt) {
   return vpt == 1 ? 1024 : 512;
 }
 
-// Forward: one or two vectors (8 or 16 elements) per thread, two rows in flight per group.
-inline RowConfig forward_config(int64_t hidden) {
+// Forward: one or two vectors (8 or 16 elements) per thread, two rows in flight per group
+// (constexpr: the launcher instantiates forward_fixed_kernel from it).
+constexpr RowConfig forward_config(int64_t hidden) {
   const int64_t nv = hidden / kVectorElems;
   if (nv <= 32) return make_config(1, row_threads(nv), 256, forward_rows_per_group(1));
   return make_config(2, row_threads((nv + 1) / 2), 256, forward_rows_per_group(2));

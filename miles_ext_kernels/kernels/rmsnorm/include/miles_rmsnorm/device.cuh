@@ -103,6 +103,15 @@ __device__ __forceinline__ void launder(float4& v) {
   asm volatile("" : "+f"(v.x), "+f"(v.y), "+f"(v.z), "+f"(v.w));
 }
 
+// 16 bytes through a coherent global load (ld.global, not the read-only path).
+__device__ __forceinline__ uint4 load_coherent16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 // Weights kept packed in registers as loaded (one vector of 2-byte values, or two of FP32) and
 // widened on use: a load is never waited on until a row needs the value, so the weight fetch
 // overlaps the first rows' fetch instead of adding a round trip in front of it.
@@ -112,6 +121,9 @@ struct RawWeight8 {
   __device__ __forceinline__ void load(const W* __restrict__ p) {
     v = __ldg(reinterpret_cast<const uint4*>(p));
   }
+  // Through a coherent load (ld.global), which ptxas never moves past a CTA barrier; it may move
+  // a read-only (__ldg) load there, behind the reduction that waits at the barrier.
+  __device__ __forceinline__ void load_coherent(const W* p) { v = load_coherent16(p); }
   __device__ __forceinline__ void zero() { v = make_uint4(0u, 0u, 0u, 0u); }
   // From a copy in shared memory (one 16-byte part).
   __device__ __forceinline__ void from_parts(const uint4* parts) { v = parts[0]; }
@@ -129,6 +141,14 @@ struct RawWeight8<float> {
   __device__ __forceinline__ void load(const float* __restrict__ p) {
     a = __ldg(reinterpret_cast<const float4*>(p));
     b = __ldg(reinterpret_cast<const float4*>(p) + 1);
+  }
+  __device__ __forceinline__ void load_coherent(const float* p) {
+    const uint4 lo = load_coherent16(p);
+    const uint4 hi = load_coherent16(p + 4);
+    a = make_float4(__uint_as_float(lo.x), __uint_as_float(lo.y), __uint_as_float(lo.z),
+                    __uint_as_float(lo.w));
+    b = make_float4(__uint_as_float(hi.x), __uint_as_float(hi.y), __uint_as_float(hi.z),
+                    __uint_as_float(hi.w));
   }
   __device__ __forceinline__ void zero() {
     a = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -272,7 +292,7 @@ __device__ __forceinline__ float lane_sum_once(float v, int width) {
 
 // Width of the butterfly that sums a row's warp partials (2 .. 32 warps): the smallest power of
 // two holding them, at least 2.
-__device__ __forceinline__ int warp_partials_width(int warps_per_row) {
+__host__ __device__ __forceinline__ constexpr int warp_partials_width(int warps_per_row) {
   return warps_per_row > 16 ? 32 : warps_per_row > 8 ? 16 : warps_per_row > 4 ? 8
          : warps_per_row > 2 ? 4 : 2;
 }

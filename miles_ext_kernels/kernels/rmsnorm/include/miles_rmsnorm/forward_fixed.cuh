@@ -13,50 +13,6 @@
 
 namespace miles_rmsnorm {
 
-// Sum over the `width` lanes of each group of lanes (a power of two, a compile-time constant):
-// lane_sum's levels, width / 2 down to 1.
-template <int WIDTH>
-__device__ __forceinline__ float fixed_lane_sum(float v) {
-#pragma unroll
-  for (int offset = WIDTH / 2; offset > 0; offset >>= 1) {
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  }
-  return v;
-}
-
-// 16 bytes through a coherent global load (ld.global, not the read-only path): ptxas may move a
-// read-only load past a CTA barrier, never a coherent one.
-__device__ __forceinline__ uint4 load_coherent16(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-// This thread's weights (vector k at lane + k * TPR), loaded ahead of the row sum's barrier.
-// Through __ldg (RawWeight8::load), ptxas sank this kernel's weight loads past the barrier and
-// the row's exit test, to after the reduction: two memory round trips in a row, 0.1-0.25 us of a
-// cold call at T = 1 (docs/kernels.md, step 45).
-template <typename WT, int VPT, int TPR>
-__device__ __forceinline__ void load_fixed_weights(const WT* __restrict__ wp, int lane,
-                                                   RawWeight8<WT> (&w)[VPT]) {
-#pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const WT* at = wp + (lane + k * TPR) * 8;
-    if constexpr (sizeof(WT) == 4) {
-      const uint4 a = load_coherent16(at);
-      const uint4 b = load_coherent16(at + 4);
-      w[k].a = make_float4(__uint_as_float(a.x), __uint_as_float(a.y), __uint_as_float(a.z),
-                           __uint_as_float(a.w));
-      w[k].b = make_float4(__uint_as_float(b.x), __uint_as_float(b.y), __uint_as_float(b.z),
-                           __uint_as_float(b.w));
-    } else {
-      w[k].v = load_coherent16(at);
-    }
-  }
-}
-
 // row_sums<1>'s sum of one row over TPR threads (whole warps), every thread of the row ending
 // with it: lane l reads warp partial l mod W (zero past the row's warps; W: the smallest power of
 // two holding them, warp_partials_width), and the W-lane butterfly adds what the full 32-lane
@@ -65,14 +21,14 @@ __device__ __forceinline__ void load_fixed_weights(const WT* __restrict__ wp, in
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
-  constexpr int kWidth = kWarps > 16 ? 32 : kWarps > 8 ? 16 : kWarps > 4 ? 8 : kWarps > 2 ? 4 : 2;
-  v = fixed_lane_sum<32>(v);
+  constexpr int kWidth = warp_partials_width(kWarps);
+  v = lane_sum_once(v, 32);
   const int lane = static_cast<int>(threadIdx.x) & 31;
   if (lane == 0) buffer[threadIdx.x >> 5] = v;
   __syncthreads();
   const int slot = lane & (kWidth - 1);
   v = slot < kWarps ? buffer[slot] : 0.0f;
-  return fixed_lane_sum<kWidth>(v);
+  return lane_sum_once(v, kWidth);
 }
 
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> (FORM without kResidual) at
@@ -98,8 +54,13 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
                                 wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
                             valid, kNv, lane, TPR, h);
+  // The weights through coherent loads, which stay ahead of the row sum's barrier: through
+  // __ldg, ptxas sank them past it and the row's exit test, so that x and the weights came in two
+  // memory round trips in a row (0.1-0.25 us of a cold call at T = 1; docs/kernels.md, step 45).
+  const WT* wp = static_cast<const WT*>(p.w);
   RawWeight8<WT> w[VPT];
-  load_fixed_weights<WT, VPT, TPR>(static_cast<const WT*>(p.w), lane, w);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].load_coherent(wp + (lane + k * TPR) * 8);
 #pragma unroll
   for (int k = 0; k < VPT; ++k) w[k].hold();
   const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);

@@ -58,28 +58,4 @@ inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, 
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
 
-// forward_config's vectors a thread and threads a row group at `hidden`, as constants.
-struct FixedForwardShape {
-  int vpt;
-  int tpr;
-};
-
-constexpr FixedForwardShape fixed_forward_shape(int hidden) {
-  const int nv = hidden / 8;
-  if (nv <= 32) {
-    int tpr = 1;
-    while (tpr < nv) tpr <<= 1;
-    return {1, tpr};
-  }
-  return {2, ((nv + 1) / 2 + 31) / 32 * 32};
-}
-
-// Whether `hidden` has a forward_fixed_kernel instance.
-inline bool fixed_forward_hidden(int64_t hidden) {
-  for (int h : kFixedForwardHidden) {
-    if (h == hidden) return true;
-  }
-  return false;
-}
-
 }  // namespace miles_rmsnorm
