@@ -445,19 +445,22 @@ def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden,
 def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidden, w_dtype):
     """Small batches of BF16 rows without a residual at the hidden sizes of
     spec.FORWARD_FIXED_HIDDEN take an instance with the row's width fixed at compile time
-    (forward_fixed_kernel); FP16 rows and the residual form keep the run-time width. All must
-    give the row loop's y, rstd and h_new bits for every contract, write every element, and run
-    the kernel they are meant to."""
+    (forward_fixed_kernel), the spread window and the latency window alike; FP16 rows and the
+    residual form keep the run-time width. All must give the row loop's y, rstd and h_new bits
+    for every contract on both sides of both windows, write every element, and run the kernel
+    they are meant to."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_spread_rows(hidden)
-    total = limit + 300
+    window = LATENCY_WINDOW_ELEMENTS // hidden
+    assert window > limit
+    total = window + 300  # past the latency window: the reference is the row loop
     for x_dtype in (torch.bfloat16, torch.float16):
         w_type = x_dtype if w_dtype != torch.float32 else w_dtype  # FP16 rows: FP16 or FP32 w
         x, w, _, u = _inputs(total, hidden, seed=hidden + 3, x_dtype=x_dtype, w_dtype=w_type)
         for contract, residual in itertools.product(SPLIT_CONTRACTS, (None, u)):
             ref = _row_loop_reference(x, w, residual, **contract)
-            for rows in (1, 3, 16, limit):
+            for rows in (1, 3, 16, limit, limit + 1, window, window + 1):
                 part = slice(0, rows)
                 y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
                 got = rmsnorm_forward(x[part], w, EPS,
@@ -467,11 +470,13 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                 assert not y.isnan().any(), f"unwritten y: {where}"
                 for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):
                     assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
-        for residual in (None, u[:3]):
-            names = _kernels_launched(functools.partial(rmsnorm_forward, x[:3], w, EPS,
-                                                        residual=residual, **FP))
+        for rows, residual in itertools.product((3, window, window + 1), (None, u)):
+            names = _kernels_launched(functools.partial(
+                rmsnorm_forward, x[:rows], w, EPS,
+                residual=None if residual is None else residual[:rows], **FP))
             fixed = any("forward_fixed_kernel" in name for name in names)
-            assert fixed == (x_dtype == torch.bfloat16 and residual is None), names
+            want = x_dtype == torch.bfloat16 and residual is None and rows <= window
+            assert fixed == want, (rows, names)
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])

@@ -42,8 +42,9 @@ int main() {
     std::printf("latency %ld", h);
     const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
     for (long rows : latency_rows) {
-      for (int form = 0; form < 4; ++form) {  // residual | FP32 weights
-        std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2));
+      for (int form = 0; form < 8; ++form) {  // residual | FP32 weights | BF16 rows
+        std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2,
+                                                  (form & 4) != 0));
       }
     }
     std::printf("\n");
@@ -271,8 +272,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             continue
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
-                                                    4 if form & 2 else 2))
-                    for rows in (1, 255, 256, 257, 1024, 1025) for form in range(4)]
+                                                    4 if form & 2 else 2, bool(form & 4)))
+                    for rows in (1, 255, 256, 257, 1024, 1025) for form in range(8)]
             assert list(map(int, numbers)) == want, line
             continue
         if kind == "split":  # CTAs a small batch's row is split over on a 132-SM GPU

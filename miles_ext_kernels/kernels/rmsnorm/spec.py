@@ -195,27 +195,29 @@ def forward_spread_rows(cfg: dict[str, int]) -> int:
     return cfg["groups"] * FORWARD_SPREAD_CTAS
 
 
-# Past the spread window, residual calls and FP32 weights at H 2048..8192 of up to this many
-# elements still take the loop-free kernel's small-batch instance (forward_policy.h mirrors it;
-# measured 7-15% faster on the H200 there, docs/kernels.md step 44).
-FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
-FORWARD_LATENCY_WINDOW_HIDDEN = (2048, 8192)
-
-
-def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes: int) -> bool:
-    """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch loop-free instance
-    past the spread window (``forward_latency_window`` in forward_policy.h)."""
-    low, high = FORWARD_LATENCY_WINDOW_HIDDEN
-    if not residual and weight_bytes != 4:
-        return False
-    return low <= hidden <= high and rows * hidden <= FORWARD_LATENCY_WINDOW_ELEMENTS
-
-
 # Hidden sizes whose small batches (the spread window and forward_latency_window) without a
 # residual take a forward instance of their own with BF16 activations (forward_fixed_kernel, same
 # bits; forward_policy.h mirrors the list). Each is a whole number of vectors a thread of
 # forward_config, with rows of two warps or more.
 FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
+
+
+# Past the spread window, calls at H 2048..8192 of up to this many elements still take the
+# small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of
+# FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured 7-15% faster on the H200 for the
+# first two, docs/kernels.md step 44, and 2-5% for the third in the harness, step 46).
+FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
+FORWARD_LATENCY_WINDOW_HIDDEN = (2048, 8192)
+
+
+def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes: int,
+                           bf16_rows: bool) -> bool:
+    """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch path past the spread
+    window (``forward_latency_window`` in forward_policy.h); ``bf16_rows``: BF16 activations."""
+    low, high = FORWARD_LATENCY_WINDOW_HIDDEN
+    if not low <= hidden <= high or rows * hidden > FORWARD_LATENCY_WINDOW_ELEMENTS:
+        return False
+    return residual or weight_bytes == 4 or (bf16_rows and hidden in FORWARD_FIXED_HIDDEN)
 
 
 # A small batch's row may be split over a thread-block cluster of up to this many CTAs

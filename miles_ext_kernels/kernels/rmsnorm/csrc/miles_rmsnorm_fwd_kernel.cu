@@ -166,7 +166,7 @@ struct ForwardLaunch {
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0,
-        static_cast<int>(sizeof(WT)));
+        static_cast<int>(sizeof(WT)), std::is_same_v<XT, __nv_bfloat16>);
     if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;

@@ -33,22 +33,6 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
   return 0;
 }
 
-// Whether a call past the spread window still takes the loop-free kernel's small-batch instance
-// (forward_rows_kernel with SMALL_BATCH: one row a row group, up to 64 registers, the weights
-// loaded with the row) instead of the streaming kernels: the residual form and FP32 weights at
-// H 2048-8192, up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192). There the row loop (the
-// residual form) and the 32-register instance, which loads FP32 weights after the row reduction,
-// measured 7-15% slower (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32
-// weights: 5.13 against 4.66); past it the streaming kernels win (512 x 8192 with a residual:
-// 10.8 against 11.6 us).
-constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
-
-inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, int weight_bytes) {
-  if (!residual && weight_bytes != 4) return false;
-  if (hidden < 2048 || hidden > 8192) return false;
-  return rows * hidden <= kLatencyWindowElements;
-}
-
 // Hidden sizes whose small batches without a residual take a forward instance of their own
 // (forward_fixed_kernel: the row's width and bounds fixed at compile time, same bits), for BF16
 // activations; every other call takes forward_rows_kernel. Each is a whole number of vectors a
@@ -57,5 +41,32 @@ inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, 
 // (H <= 512: 7-13% slower at T = 1) keep forward_rows_kernel.
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
+
+// Whether `hidden` has a forward_fixed_kernel instance.
+constexpr bool fixed_forward_hidden(int64_t hidden) {
+  for (int i = 0; i < kFixedForwardCount; ++i) {
+    if (kFixedForwardHidden[i] == hidden) return true;
+  }
+  return false;
+}
+
+// Whether a call past the spread window still takes the small-batch path (forward_fixed_kernel
+// where it has an instance, else forward_rows_kernel with SMALL_BATCH: one row a row group, up to
+// 64 registers, the weights loaded with the row) instead of the streaming kernels, at H 2048-8192
+// up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192): the residual form, FP32 weights, and
+// BF16 rows at the fixed instance's hidden sizes. There the row loop (the residual form) and the
+// 32-register instance, which loads FP32 weights after the row reduction, measured 7-15% slower
+// (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13 against
+// 4.66; docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed one (512
+// x 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x 8192 with
+// a residual: 10.8 against 11.6 us).
+constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
+
+inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, int weight_bytes,
+                                   bool bf16_rows) {
+  if (hidden < 2048 || hidden > 8192) return false;
+  if (rows * hidden > kLatencyWindowElements) return false;
+  return residual || weight_bytes == 4 || (bf16_rows && fixed_forward_hidden(hidden));
+}
 
 }  // namespace miles_rmsnorm
