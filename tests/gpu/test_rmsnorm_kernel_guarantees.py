@@ -252,6 +252,21 @@ def _row_loop_reference(x, w, residual, **contract):
     return y, rstd, h
 
 
+def _assert_first_rows_match(ref, x, w, rows, residual=None, where="", **contract):
+    """Runs the forward on the first ``rows`` rows of x (and of the residual) into a poisoned y and
+    asserts that every element is written and that y, rstd and h_new (with a residual) have the
+    bits of the first ``rows`` rows of ``ref`` (y, rstd[, h_new])."""
+    part = slice(0, rows)
+    y = torch.full((rows, x.shape[-1]), float("nan"), device=DEV, dtype=x.dtype)
+    got = rmsnorm_forward(x[part], w, EPS, residual=None if residual is None else residual[part],
+                          out=y, **contract, **FP)
+    where = f"T={rows} {where}".rstrip()
+    assert len(got) == (2 if residual is None else 3), where
+    assert not y.isnan().any(), f"unwritten y: {where}"
+    for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):
+        assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
+
+
 @pytest.mark.parametrize("hidden", [64, 256, 264, 896, 2048, 2880, 5632, 8192, 12288, 16384])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
                                       {"zero_centered_gamma": True},
@@ -272,13 +287,7 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
     for rows in (1, 2, 7, limit, total):
         if residual and rows == total:
             continue  # the reference itself
-        part = slice(0, rows)
-        y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
-        got = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
-                              out=y, **contract, **FP)
-        assert not y.isnan().any(), f"unwritten y at T={rows}"
-        for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):  # no h_new: 2
-            assert torch.equal(a, b[part]), f"{name} bits differ at T={rows}"
+        _assert_first_rows_match(ref, x, w, rows, res, **contract)
 
 
 LATENCY_WINDOW_ELEMENTS = rmsnorm_spec.FORWARD_LATENCY_WINDOW_ELEMENTS
@@ -328,11 +337,7 @@ def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contr
     x, w, _, u = _inputs(total, hidden, seed=hidden + 5)
     ref = rmsnorm_forward(x, w, EPS, residual=u, **contract, **FP)  # the row loop
     for rows in (_forward_spread_rows(hidden) + 1, window, window + 1):
-        y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
-        got = rmsnorm_forward(x[:rows], w, EPS, residual=u[:rows], out=y, **contract, **FP)
-        assert not y.isnan().any(), f"unwritten y at T={rows}"
-        for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=True):
-            assert torch.equal(a, b[:rows]), f"{name} bits differ at T={rows}"
+        _assert_first_rows_match(ref, x, w, rows, u, **contract)
 
 
 SPLIT_CONTRACTS = [{}, {"cast_before_weight_mul": True}, {"zero_centered_gamma": True},
@@ -359,16 +364,11 @@ def test_split_row_forward_gives_one_ctas_bits(monkeypatch, hidden, w_dtype, res
         monkeypatch.delenv("MILES_EXT_KERNELS_SPLIT_ROWS", raising=False)
         ref = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)  # past the window
         for rows in (1, 3, 16):
-            part = slice(0, rows)
             for ctas in ("0", "2", "3", "4", "8"):
                 monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", ctas)
-                y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
-                got = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
-                                      out=y, **contract, **FP)
-                where = f"T={rows}, {ctas} CTAs a row ({warps} warps), {contract}"
-                assert not y.isnan().any(), f"unwritten y: {where}"
-                for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):
-                    assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
+                _assert_first_rows_match(ref, x, w, rows, res,
+                                         f"{ctas} CTAs a row ({warps} warps), {contract}",
+                                         **contract)
 
 
 def test_split_row_forward_reads_per_head_views_and_replays_in_a_graph(monkeypatch):
@@ -461,15 +461,9 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
         for contract, residual in itertools.product(SPLIT_CONTRACTS, (None, u)):
             ref = _row_loop_reference(x, w, residual, **contract)
             for rows in (1, 3, 16, limit, limit + 1, window, window + 1):
-                part = slice(0, rows)
-                y = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x.dtype)
-                got = rmsnorm_forward(x[part], w, EPS,
-                                      residual=None if residual is None else residual[part],
-                                      out=y, **contract, **FP)
-                where = f"T={rows}, x {x_dtype}, residual={residual is not None}, {contract}"
-                assert not y.isnan().any(), f"unwritten y: {where}"
-                for name, a, b in zip(("y", "rstd", "h_new"), got, ref, strict=False):
-                    assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
+                _assert_first_rows_match(
+                    ref, x, w, rows, residual,
+                    f"x {x_dtype}, residual={residual is not None}, {contract}", **contract)
         for rows, residual in itertools.product((3, window, window + 1), (None, u)):
             names = _kernels_launched(functools.partial(
                 rmsnorm_forward, x[:rows], w, EPS,
