@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds of torch.compile warm-up before the compile candidate "
                              "stops (default 60 full, 2 smoke, unbounded quick; 0 = unbounded)")
     parser.add_argument("--input-sets", type=int, help="input sets rotated (default 3, 2 large)")
+    parser.add_argument("--graphs", type=int, default=1,
+                        help="CUDA graphs captured per candidate and cell, their replays "
+                             "interleaved (default 1); the cell's median then covers the "
+                             "variation between captures")
     parser.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     parser.add_argument("--no-host-overhead", action="store_true",
                         help="skip the host-side latency measurement")
@@ -125,12 +129,15 @@ def make_config(args: argparse.Namespace, argv: Sequence[str]) -> RunConfig:
     for name, value in (("--time-budget", time_budget), ("--compile-budget", compile_budget)):
         if value is not None and value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")
+    if args.graphs < 1:
+        raise ValueError(f"--graphs must be >= 1, got {args.graphs}")
     compile_backend = args.compile_backend or ("aot_eager" if mode == "smoke" else "inductor")
     return RunConfig(device=device, out_dir=args.out, mode=mode, cases=cases, ops=tuple(ops),
                      candidate_keys=tuple(keys), ours_backends=tuple(backends),
                      compile_backend=compile_backend, time_budget_s=time_budget,
                      compile_budget_s=compile_budget, seed=args.seed,
-                     input_sets=args.input_sets, host_overhead=not args.no_host_overhead,
+                     input_sets=args.input_sets, graphs=args.graphs,
+                     host_overhead=not args.no_host_overhead,
                      plots=not args.no_plots, compare=args.compare, argv=list(argv))
 
 

@@ -191,6 +191,13 @@ def op_table(results: Mapping[str, Any], op: str) -> list[str]:
 
 
 
+def _graphs_text(graphs: int) -> str:
+    """The Run line's note on CUDA graphs captured per cell (nothing for the default one)."""
+    if graphs <= 1:
+        return ""
+    return f", {graphs} CUDA graphs a candidate and cell (their replays interleaved)"
+
+
 def _kernel_sources_text(sources: object) -> str:
     """``; kernel manifests first_party <sha>, vendored <sha>`` (empty for older results)."""
     if not isinstance(sources, dict) or not sources:
@@ -215,7 +222,8 @@ def _system_lines(results: Mapping[str, Any]) -> list[str]:
         f"{packages.get('quack-kernels')}, Python {system.get('python')}; commit "
         f"{system.get('git_commit')}{_kernel_sources_text(system.get('kernel_sources'))}",
         f"* Run: mode `{meta.get('mode')}`, started {meta.get('started')}, "
-        f"{meta.get('elapsed_s', 0):.0f} s, complete: {meta.get('complete')}",
+        f"{meta.get('elapsed_s', 0):.0f} s, complete: {meta.get('complete')}"
+        f"{_graphs_text(meta.get('graphs', 1))}",
         f"* Copy ceiling (device-to-device, measured this run): "
         f"{ceiling.get('tb_per_s', float('nan')):.3g} TB/s; L2 flush "
         f"{meta.get('flush_us', float('nan')):.1f} us (measured and subtracted)",

@@ -48,6 +48,7 @@ class RunConfig:
     compile_budget_s: float | None = None
     seed: int = 0
     input_sets: int | None = None
+    graphs: int = 1
     host_overhead: bool = True
     plots: bool = True
     compare: Path | None = None
@@ -188,7 +189,8 @@ def run_case(case: Case, ctx: _Context) -> list[dict[str, Any]]:
         call_us = budget.est_call_us(case, op, ctx.ceiling)
         plan = timing.plan_samples(call_us, ctx.flush_us, quick=cfg.mode == "quick",
                                    smoke=cfg.mode == "smoke")
-        stats, errors = timing.measure(bodies, ctx.timer, n_sets=n_sets, plan=plan)
+        stats, errors = timing.measure(bodies, ctx.timer, n_sets=n_sets, plan=plan,
+                                       graphs=cfg.graphs)
         for key, (_, _, acc) in active.items():
             if key in stats:
                 cells[key]["stats"] = stats[key].to_json()
@@ -196,7 +198,8 @@ def run_case(case: Case, ctx: _Context) -> list[dict[str, Any]]:
             elif key in errors:
                 cells[key]["status"] = errors[key]
         row = {"case": case.to_json(), "op": op, "bytes": case.tensor_bytes(op),
-               "n_sets": n_sets, "plan": {"n_inner": plan.n_inner, "samples": plan.samples},
+               "n_sets": n_sets, "plan": {"n_inner": plan.n_inner, "samples": plan.samples,
+                                          "graphs": cfg.graphs},
                "cells": cells}
         report.annotate_row(row, _primary_ours(ctx, cells), ctx.peer_keys, ctx.ceiling)
         rows.append(row)
@@ -262,7 +265,8 @@ def run(config: RunConfig, log: Callable[[str], None] = print) -> dict[str, Any]
         "meta": {"mode": config.mode, "device": str(device), "started": _now(),
                  "argv": config.argv, "ops": list(config.ops), "seed": config.seed,
                  "eps": accuracy.EPS, "time_budget_s": config.time_budget_s,
-                 "compile_budget_s": config.compile_budget_s, "system": system,
+                 "compile_budget_s": config.compile_budget_s, "graphs": config.graphs,
+                 "system": system,
                  "complete": False},
         "candidates": records,
         "rows": [],

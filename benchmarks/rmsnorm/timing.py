@@ -9,7 +9,12 @@ One measurement of a (case, op) times every candidate in the same process:
   subtracted: per call = (graph time - median flush graph time) / n_inner;
 * graphs are replayed in rounds whose order alternates A B C ... C B A (ABBA), so drift in
   clocks or temperature hits every candidate alike; the median over all replays is reported,
-  with the spread between the forward-order and reverse-order halves.
+  with the spread between the forward-order and reverse-order halves;
+* with ``graphs`` > 1 each candidate (and the flush) is captured that many times and every
+  round replays each capture, so the median covers the variation between captured graphs too
+  (on the H200 a cold 256 x 4096 forward moved by up to 0.45 us from one graph to another, more
+  than one graph's replays spread; docs/kernels.md, step 46), and the spread of the graphs'
+  medians is reported (``graph_spread_pct``).
 
 A candidate whose call cannot be captured is timed eagerly (same flushes, events around the
 launches; host launch cost then shows up) and marked ``cuda_eager``. On a CPU device (the smoke
@@ -47,6 +52,8 @@ class Stats:
     mode: str
     floored: bool = False
     note: str = ""
+    graphs: int = 1
+    graph_spread_pct: float = 0.0  # (largest - smallest graph median) / median, in percent
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict."""
@@ -241,44 +248,58 @@ def measure(
     *,
     n_sets: int,
     plan: SamplePlan,
+    graphs: int = 1,
 ) -> tuple[dict[str, Stats], dict[str, str]]:
     """Time every body under ``plan`` (ABBA rounds). Returns (stats by name, errors by name).
 
-    A body that raises during warm-up is left out with its error; a body that could only be
-    timed eagerly carries ``mode == "cuda_eager"`` and the capture error in ``note``.
+    ``graphs``: captures of each body (and of the flush) whose replays share the samples (see
+    the module docstring). A body that raises during warm-up is left out with its error; a body
+    that could only be timed eagerly carries ``mode == "cuda_eager"`` and the capture error in
+    ``note``.
     """
+    if graphs < 1:
+        raise ValueError(f"graphs must be >= 1, got {graphs}")
     errors: dict[str, str] = {}
     notes: dict[str, str] = {}
-    replays: dict[str, _Replay] = {}
-    flush_replay, _ = timer.build(None, plan.n_inner, n_sets)
+    replays: dict[str, list[_Replay]] = {}
+    flush_replays = [timer.build(None, plan.n_inner, n_sets)[0] for _ in range(graphs)]
     for name, body in bodies.items():
         try:
-            replay, note = timer.build(body, plan.n_inner, n_sets)
+            built = [timer.build(body, plan.n_inner, n_sets) for _ in range(graphs)]
         except Exception as exc:  # noqa: BLE001 - record and go on with the others
             errors[name] = f"error: {type(exc).__name__}: {str(exc)[:200]}"
             timer.synchronize()
             continue
-        replays[name] = replay
+        replays[name] = [replay for replay, _ in built]
+        note = next((note for _, note in built if note), None)
         if note:
             notes[name] = note
     flush_key = "\0flush"
     order = [flush_key] + list(replays)
-    everything: dict[str, _Replay] = {flush_key: flush_replay, **replays}
-    per_round = max(1, plan.samples // ROUNDS)
-    tokens: dict[str, list[list[object]]] = {name: [[] for _ in range(ROUNDS)] for name in order}
+    everything: dict[str, list[_Replay]] = {flush_key: flush_replays, **replays}
+    per_graph = max(1, plan.samples // (ROUNDS * graphs))
+    # tokens[name][round][graph]: the launches of one capture in one round
+    tokens: dict[str, list[list[list[object]]]] = {
+        name: [[[] for _ in range(graphs)] for _ in range(ROUNDS)] for name in order}
     with timer.stream_context():
         for round_index in range(ROUNDS):
             sequence = order if round_index % 2 == 0 else order[::-1]
             for name in sequence:
-                for _ in range(per_round):
-                    tokens[name][round_index].append(everything[name].launch())
+                for graph_index, replay in enumerate(everything[name]):
+                    for _ in range(per_graph):
+                        tokens[name][round_index][graph_index].append(replay.launch())
     timer.synchronize()
-    times = {name: [[everything[name].elapsed_us(t) for t in round_tokens]
+    times = {name: [[[everything[name][g].elapsed_us(t) for t in graph_tokens]
+                     for g, graph_tokens in enumerate(round_tokens)]
                     for round_tokens in tokens[name]] for name in order}
-    flush_median = statistics.median(v for rnd in times[flush_key] for v in rnd)
+    flush_median = statistics.median(v for rnd in times[flush_key] for graph in rnd for v in graph)
     stats: dict[str, Stats] = {}
     for name in replays:
-        rounds = [[(v - flush_median) / plan.n_inner for v in rnd] for rnd in times[name]]
+        per_call = [[[(v - flush_median) / plan.n_inner for v in graph] for graph in rnd]
+                    for rnd in times[name]]
+        rounds = [[v for graph in rnd for v in graph] for rnd in per_call]
+        graph_medians = [statistics.median(v for rnd in per_call for v in rnd[g])
+                         for g in range(graphs)]
         flat = [v for rnd in rounds for v in rnd]
         floored = any(v < MIN_PER_CALL_US for v in flat)
         flat = [max(v, MIN_PER_CALL_US) for v in flat]
@@ -294,9 +315,12 @@ def measure(
             half_spread_pct=100.0 * abs(forward - reverse) / median,
             samples=len(flat),
             n_inner=plan.n_inner,
-            mode=replays[name].mode,
+            mode=next((r.mode for r in replays[name] if r.mode == "cuda_eager"),
+                      replays[name][0].mode),
             floored=floored,
             note=notes.get(name, ""),
+            graphs=graphs,
+            graph_spread_pct=100.0 * (max(graph_medians) - min(graph_medians)) / median,
         )
     return stats, errors
 

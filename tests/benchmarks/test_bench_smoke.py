@@ -140,6 +140,7 @@ def test_time_budget_skips_and_still_reports(tmp_path):
     (["--candidates", "ours,tvm"], "--candidates"),
     (["--ours-backends", "cuda"], "--ours-backends"),
     (["--rows", "3"], "no case matches"),
+    (["--graphs", "0"], "--graphs"),
 ])
 def test_bad_arguments_name_the_flag(argv, flag, tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
@@ -211,6 +212,34 @@ def test_measure_alternates_candidate_order():
     timed = calls[-timing.ROUNDS * 2:]  # after the warm-up calls: one call per replay
     assert timed == ["A", "B", "B", "A", "A", "B", "B", "A"]
     assert all(s.samples == timing.ROUNDS and s.median_us > 0 for s in stats.values())
+
+
+def test_measure_replays_every_graph_of_a_candidate_in_each_round():
+    calls: list[str] = []
+    timer = timing.Timer(torch.device("cpu"), timing.L2Flusher(torch.device("cpu"), 64))
+    bodies = {name: (lambda i, name=name: calls.append(name)) for name in ("A", "B")}
+    plan = timing.SamplePlan(n_inner=1, samples=2 * timing.ROUNDS)
+    stats, errors = timing.measure(bodies, timer, n_sets=2, plan=plan, graphs=2)
+    assert errors == {} and set(stats) == {"A", "B"}
+    timed = calls[-timing.ROUNDS * 4:]  # two graphs a candidate, one replay each a round
+    assert timed == ["A", "A", "B", "B", "B", "B", "A", "A"] * (timing.ROUNDS // 2)
+    for s in stats.values():
+        assert s.graphs == 2 and s.samples == 2 * timing.ROUNDS
+        assert 0.0 <= s.graph_spread_pct < float("inf")
+    with pytest.raises(ValueError, match="graphs must be >= 1"):
+        timing.measure(bodies, timer, n_sets=2, plan=plan, graphs=0)
+
+
+def test_smoke_run_with_several_graphs_records_them(tmp_path):
+    assert main(["--smoke", "--out", str(tmp_path), "--graphs", "3", "--no-plots",
+                 "--no-host-overhead", "--candidates", "ours", "--only", "fwd",
+                 "--rows", "1"]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["meta"]["graphs"] == 3 and results["rows"]
+    for row in results["rows"]:
+        assert row["plan"]["graphs"] == 3
+        assert row["cells"]["ours[reference]"]["stats"]["graphs"] == 3
+    assert "3 CUDA graphs a candidate and cell" in (tmp_path / "results.md").read_text()
 
 
 def test_plan_samples_bounds():
