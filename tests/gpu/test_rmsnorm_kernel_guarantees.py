@@ -443,12 +443,11 @@ def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden,
 @pytest.mark.parametrize("hidden", rmsnorm_spec.FORWARD_FIXED_HIDDEN)
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
 def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidden, w_dtype):
-    """Small batches of BF16 rows without a residual at the hidden sizes of
+    """Small batches of BF16 rows, with or without a residual, at the hidden sizes of
     spec.FORWARD_FIXED_HIDDEN take an instance with the row's width fixed at compile time
-    (forward_fixed_kernel), the spread window and the latency window alike; FP16 rows and the
-    residual form keep the run-time width. All must give the row loop's y, rstd and h_new bits
-    for every contract on both sides of both windows, write every element, and run the kernel
-    they are meant to."""
+    (forward_fixed_kernel), the spread window and the latency window alike; FP16 rows keep the
+    run-time width. All must give the row loop's y, rstd and h_new bits for every contract on both
+    sides of both windows, write every element, and run the kernel they are meant to."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_spread_rows(hidden)
@@ -469,7 +468,7 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                 rmsnorm_forward, x[:rows], w, EPS,
                 residual=None if residual is None else residual[:rows], **FP))
             fixed = any("forward_fixed_kernel" in name for name in names)
-            want = x_dtype == torch.bfloat16 and residual is None and rows <= window
+            want = x_dtype == torch.bfloat16 and rows <= window
             assert fixed == want, (rows, names)
 
 

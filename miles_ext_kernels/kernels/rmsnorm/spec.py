@@ -195,10 +195,10 @@ def forward_spread_rows(cfg: dict[str, int]) -> int:
     return cfg["groups"] * FORWARD_SPREAD_CTAS
 
 
-# Hidden sizes whose small batches (the spread window and forward_latency_window) without a
-# residual take a forward instance of their own with BF16 activations (forward_fixed_kernel, same
-# bits; forward_policy.h mirrors the list). Each is a whole number of vectors a thread of
-# forward_config, with rows of two warps or more.
+# Hidden sizes whose small batches (the spread window and forward_latency_window), with or
+# without a residual, take a forward instance of their own with BF16 activations
+# (forward_fixed_kernel, same bits; forward_policy.h mirrors the list). Each is a whole number of
+# vectors a thread of forward_config, with rows of two warps or more.
 FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
 
 

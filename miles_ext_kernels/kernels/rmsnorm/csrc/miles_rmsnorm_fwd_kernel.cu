@@ -121,13 +121,12 @@ cudaError_t for_form(int form, Fn&& fn) {
 }
 
 // Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
-// whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations and
-// forms without a residual only.
+// whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations only
+// (every form, the residual one included).
 template <typename XT, typename WT, int VPT, int FORM, int I = 0>
 cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 grid, dim3 block,
                                  cudaStream_t stream, bool& launched) {
-  if constexpr (I < miles_rmsnorm::kFixedForwardCount && std::is_same_v<XT, __nv_bfloat16> &&
-                (FORM & miles_rmsnorm::kResidual) == 0) {
+  if constexpr (I < miles_rmsnorm::kFixedForwardCount && std::is_same_v<XT, __nv_bfloat16>) {
     constexpr int kHidden = miles_rmsnorm::kFixedForwardHidden[I];
     constexpr miles_rmsnorm::RowConfig kShape = miles_rmsnorm::forward_config(kHidden);
     static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
@@ -201,7 +200,7 @@ struct ForwardLaunch {
           }
         }
         if (small_batch) {
-          // The common hidden sizes have an instance of their own without a residual
+          // The common hidden sizes have an instance of their own for BF16 rows
           // (forward_fixed_kernel, same bits); every other call takes the run-time row width.
           bool launched = false;
           const cudaError_t status = launch_fixed_forward<XT, WT, VPT, kForm>(

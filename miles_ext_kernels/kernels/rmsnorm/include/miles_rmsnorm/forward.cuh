@@ -102,6 +102,16 @@ __device__ __forceinline__ void store_row_for(RowContract c, XT* __restrict__ yr
   }
 }
 
+// The residual form's h_new = round(h + u) of one vector (eight elements, summed in FP32 and
+// rounded once to the activation type).
+template <typename XT>
+__device__ __forceinline__ uint4 residual_sum(uint4 h, uint4 u) {
+  float sum[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h, e) + unpack<XT>(u, e);
+  return pack8<XT>(sum);
+}
+
 // The residual form's h_new = round(h + u) for one row's vectors: kept in h (what gets
 // normalised) and stored at hr. Index: the vector index type.
 template <typename XT, int VPT, typename Index>
@@ -112,10 +122,7 @@ __device__ __forceinline__ void add_residual_row(uint4 (&h)[VPT], const uint4 (&
   for (int k = 0; k < VPT; ++k) {
     const Index j = lane + static_cast<Index>(k) * tpr;
     if (j < nv) {
-      float sum[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h[k], e) + unpack<XT>(u[k], e);
-      h[k] = pack8<XT>(sum);
+      h[k] = residual_sum<XT>(h[k], u[k]);
       store_vector(hr + j * 8, h[k]);
     }
   }

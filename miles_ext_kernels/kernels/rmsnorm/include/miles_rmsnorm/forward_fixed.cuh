@@ -1,12 +1,13 @@
 // miles-ext-kernels first-party RMSNorm forward of a small batch at a hidden size fixed at compile
-// time (forward_policy.h: kFixedForwardHidden), without a residual.
+// time (forward_policy.h: kFixedForwardHidden), with or without a residual.
 //
 // A small batch's time is one row's instruction path. forward_rows_kernel takes the row group's
 // width (tpr) and the hidden size at run time, so its path holds the group arithmetic, the bounds
 // of every vector and the butterfly's width; here they are constants, and the second level of the
 // row sum runs only the butterfly levels the row's warps need. The additions are
-// forward_rows_kernel's (the dropped levels add zeros), so y and rstd keep its bits. Measured on
-// the H200 (docs/kernels.md, step 45): 3-10% of a 2.1-4.7 us call at T = 16-256.
+// forward_rows_kernel's (the dropped levels add zeros), so y, rstd and h_new keep its bits.
+// Measured on the H200 (docs/kernels.md): 3-10% of a 2.1-4.7 us call at T = 16-256 without a
+// residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47).
 #pragma once
 
 #include "miles_rmsnorm/forward.cuh"
@@ -31,14 +32,16 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   return lane_sum_once(v, kWidth);
 }
 
-// forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> (FORM without kResidual) at
-// hidden = 8 * VPT * TPR: one row a CTA of TPR threads, each holding VPT whole vectors (no
-// bounds). The launcher gives it forward_rows_kernel's grid and CTAs.
+// forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
+// a CTA of TPR threads, each holding VPT whole vectors (no bounds). The launcher gives it
+// forward_rows_kernel's grid and CTAs. With a residual (kResidual in FORM) the row's u goes out
+// with its x, and h_new = round(x + u) (residual_sum) is stored before the row sum, as
+// forward_rows_kernel's add_residual_row does.
 template <typename XT, typename WT, int VPT, int TPR, int FORM>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
   static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
-  static_assert((FORM & kResidual) == 0, "the residual form keeps forward_rows_kernel");
+  constexpr bool kRes = (FORM & kResidual) != 0;
   constexpr int kNv = VPT * TPR;
   constexpr int kHidden = 8 * kNv;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
@@ -50,19 +53,50 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const bool valid = row < static_cast<int>(p.rows);
   const bool per_head = p.heads != 1;
 
-  uint4 h[VPT];
-  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
-                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                            valid, kNv, lane, TPR, h);
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through
   // __ldg, ptxas sank them past it and the row's exit test, so that x and the weights came in two
   // memory round trips in a row (0.1-0.25 us of a cold call at T = 1; docs/kernels.md, step 45).
+  // The residual form issues them first: after the rows' loads, ptxas placed them behind the
+  // residual's sums at H 5120 and 6144, and so behind the rows' round trip. The plain form keeps
+  // them after x's loads (first measured 3-5% slower at T = 64-256, 5-9% faster at T = 1; step 47).
   const WT* wp = static_cast<const WT*>(p.w);
   RawWeight8<WT> w[VPT];
+  auto load_weights = [&] {
 #pragma unroll
-  for (int k = 0; k < VPT; ++k) w[k].load_coherent(wp + (lane + k * TPR) * 8);
+    for (int k = 0; k < VPT; ++k) w[k].load_coherent(wp + (lane + k * TPR) * 8);
+  };
+  uint4 h[VPT];
+  uint4 u[VPT];
+  if constexpr (kRes) {
+    load_weights();
+    // Then the row, or nothing for a row past the end (a CTA is one row, so the whole CTA leaves
+    // and no barrier waits for it); both rows' vectors unmasked: with a predicate or a branch
+    // among their loads, ptxas began widening x, or summing a vector, before the last of u's loads
+    // went out, which then waited for a memory round trip (a cold call at T = 1 paid two).
+    if (!valid) return;
+    const XT* xr = static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p.heads, p.x_addr);
+    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
+      u[k] = load_raw<XT>(ur + (lane + k * TPR) * 8);
+    }
+  } else {
+    load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
+                                  wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
+                              valid, kNv, lane, TPR, h);
+    load_weights();
+  }
 #pragma unroll
   for (int k = 0; k < VPT; ++k) w[k].hold();
+  if constexpr (kRes) {
+    XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * kHidden;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      h[k] = residual_sum<XT>(h[k], u[k]);
+      store_vector(hr + (lane + k * TPR) * 8, h[k]);
+    }
+  }
   const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
   if (!valid) return;
 #pragma unroll

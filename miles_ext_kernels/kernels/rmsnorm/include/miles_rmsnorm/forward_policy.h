@@ -33,11 +33,11 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
   return 0;
 }
 
-// Hidden sizes whose small batches without a residual take a forward instance of their own
-// (forward_fixed_kernel: the row's width and bounds fixed at compile time, same bits), for BF16
-// activations; every other call takes forward_rows_kernel. Each is a whole number of vectors a
-// thread of rows of two or more warps. Measured on the H200 (docs/kernels.md, step 45): 3-10%
-// faster at T = 16-256; the residual form (5-8% slower at H 4096 and 6144) and rows of one warp
+// Hidden sizes whose small batches take a forward instance of their own (forward_fixed_kernel:
+// the row's width and bounds fixed at compile time, same bits), for BF16 activations; every other
+// call takes forward_rows_kernel. Each is a whole number of vectors a thread of rows of two or
+// more warps. Measured on the H200 (docs/kernels.md): 3-10% faster at T = 16-256 without a
+// residual (step 45), 0.3-0.45 us faster with one at T = 16-64 (step 47); rows of one warp
 // (H <= 512: 7-13% slower at T = 1) keep forward_rows_kernel.
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
