@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import subprocess
 import sys
 import textwrap
@@ -447,7 +448,8 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     spec.FORWARD_FIXED_HIDDEN take an instance with the row's width fixed at compile time
     (forward_fixed_kernel), the spread window and the latency window alike; FP16 rows keep the
     run-time width. All must give the row loop's y, rstd and h_new bits for every contract on both
-    sides of both windows, write every element, and run the kernel they are meant to."""
+    sides of both windows, write every element, and run the kernel they are meant to, with the
+    weights' loads first where spec.fixed_forward_weights_first says."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_spread_rows(hidden)
@@ -467,9 +469,12 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
             names = _kernels_launched(functools.partial(
                 rmsnorm_forward, x[:rows], w, EPS,
                 residual=None if residual is None else residual[:rows], **FP))
-            fixed = any("forward_fixed_kernel" in name for name in names)
+            fixed = [name for name in names if "forward_fixed_kernel" in name]
             want = x_dtype == torch.bfloat16 and rows <= window
-            assert fixed == want, (rows, names)
+            assert bool(fixed) == want, (rows, names)
+            if fixed:  # the load order of fixed_forward_weights_first, the last template argument
+                first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
+                assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])

@@ -85,6 +85,12 @@ int main() {
     if (8 * c.vpt * c.tpr != h || c.tpr <= 32 || c.tpr % 32 != 0) return 4;
     std::printf(" %d", h);
   }
+  std::printf(" first %lld", static_cast<long long>(kFixedWeightsFirstRows));
+  const long first_rows[] = {1, 16, 17, 1024};
+  for (long rows : first_rows) {  // weights first, plain then residual
+    std::printf(" %d %d", fixed_forward_weights_first(rows, false),
+                fixed_forward_weights_first(rows, true));
+  }
   std::printf("\n");
   if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
       hidden_supported(kMinHidden + 4)) return 2;
@@ -255,7 +261,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     assert len(lines) == 6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk) + 1
-    assert lines.pop() == "fixed " + " ".join(map(str, SPEC.FORWARD_FIXED_HIDDEN))
+    first = [int(SPEC.fixed_forward_weights_first(rows, residual))
+             for rows in (1, 16, 17, 1024) for residual in (False, True)]
+    assert first == [1, 1, 1, 1, 0, 1, 0, 1]
+    assert lines.pop() == " ".join(
+        ["fixed", *map(str, SPEC.FORWARD_FIXED_HIDDEN),
+         "first", str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ROWS), *map(str, first)])
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
                   "slice", "row_groups", "rows_per_group", "block")

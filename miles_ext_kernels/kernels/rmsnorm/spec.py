@@ -201,6 +201,17 @@ def forward_spread_rows(cfg: dict[str, int]) -> int:
 # vectors a thread of forward_config, with rows of two warps or more.
 FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
 
+# The fixed kernel loads the weights before the row always with a residual, and for the plain form
+# up to this many rows (fixed_forward_weights_first in forward_policy.h; a launch choice, same
+# bits; measured on the H200, docs/kernels.md step 48).
+FORWARD_FIXED_WEIGHTS_FIRST_ROWS = 16
+
+
+def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
+    """Whether the fixed forward kernel issues the weights' loads before the row's
+    (``fixed_forward_weights_first`` in forward_policy.h)."""
+    return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
+
 
 # Past the spread window, calls at H 2048..8192 of up to this many elements still take the
 # small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of

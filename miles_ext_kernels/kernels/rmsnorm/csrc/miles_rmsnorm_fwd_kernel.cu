@@ -122,7 +122,7 @@ cudaError_t for_form(int form, Fn&& fn) {
 
 // Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
 // whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations only
-// (every form, the residual one included).
+// (every form, the residual one included); the order of its loads is fixed_forward_weights_first's.
 template <typename XT, typename WT, int VPT, int FORM, int I = 0>
 cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 grid, dim3 block,
                                  cudaStream_t stream, bool& launched) {
@@ -133,8 +133,14 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
     if constexpr (kShape.vpt == VPT) {
       if (q.hidden == kHidden && q.tpr == kShape.tpr) {
         launched = true;
-        miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM>
-            <<<grid, block, 0, stream>>>(q);
+        constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
+        if (kRes || miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
+          miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true>
+              <<<grid, block, 0, stream>>>(q);
+        } else if constexpr (!kRes) {
+          miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false>
+              <<<grid, block, 0, stream>>>(q);
+        }
         return cudaGetLastError();
       }
     }

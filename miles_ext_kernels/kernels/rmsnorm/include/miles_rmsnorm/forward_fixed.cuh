@@ -7,7 +7,8 @@
 // row sum runs only the butterfly levels the row's warps need. The additions are
 // forward_rows_kernel's (the dropped levels add zeros), so y, rstd and h_new keep its bits.
 // Measured on the H200 (docs/kernels.md): 3-10% of a 2.1-4.7 us call at T = 16-256 without a
-// residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47).
+// residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47); the
+// weights' loads first, 3-9% at T = 1 (step 48).
 #pragma once
 
 #include "miles_rmsnorm/forward.cuh"
@@ -37,11 +38,12 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
 // forward_rows_kernel's grid and CTAs. With a residual (kResidual in FORM) the row's u goes out
 // with its x, and h_new = round(x + u) (residual_sum) is stored before the row sum, as
 // forward_rows_kernel's add_residual_row does.
-template <typename XT, typename WT, int VPT, int TPR, int FORM>
+template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
   static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
   constexpr bool kRes = (FORM & kResidual) != 0;
+  static_assert(WEIGHTS_FIRST || !kRes, "the residual form loads the weights first");
   constexpr int kNv = VPT * TPR;
   constexpr int kHidden = 8 * kNv;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
@@ -56,9 +58,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through
   // __ldg, ptxas sank them past it and the row's exit test, so that x and the weights came in two
   // memory round trips in a row (0.1-0.25 us of a cold call at T = 1; docs/kernels.md, step 45).
-  // The residual form issues them first: after the rows' loads, ptxas placed them behind the
-  // residual's sums at H 5120 and 6144, and so behind the rows' round trip. The plain form keeps
-  // them after x's loads (first measured 3-5% slower at T = 64-256, 5-9% faster at T = 1; step 47).
+  // Before the row's loads where WEIGHTS_FIRST (fixed_forward_weights_first: always with a
+  // residual, whose sums ptxas otherwise placed the weights' loads behind), else after x's.
   const WT* wp = static_cast<const WT*>(p.w);
   RawWeight8<WT> w[VPT];
   auto load_weights = [&] {
@@ -82,10 +83,11 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
       u[k] = load_raw<XT>(ur + (lane + k * TPR) * 8);
     }
   } else {
+    if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
                                   wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
                               valid, kNv, lane, TPR, h);
-    load_weights();
+    if constexpr (!WEIGHTS_FIRST) load_weights();
   }
 #pragma unroll
   for (int k = 0; k < VPT; ++k) w[k].hold();

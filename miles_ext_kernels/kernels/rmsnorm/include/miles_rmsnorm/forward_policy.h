@@ -42,6 +42,19 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
 
+// Whether forward_fixed_kernel issues the weights' loads before the row's (WEIGHTS_FIRST): always
+// with a residual (after the rows' loads ptxas placed them behind the residual's sums), and for
+// the plain form up to kFixedWeightsFirstRows rows, where one cold call's weights are on its
+// critical path. Measured on the H200 (docs/kernels.md, step 48): plain calls 3-8% faster at
+// T = 1 that way (1 x 2048 2.04 -> 1.90 us), within 1.5% either way at T = 16, and 3-5% slower at
+// T = 64-256 (256 x 2048 2.64 -> 2.76), where the weights are in L2 for every CTA but the first.
+// Same bits.
+constexpr int64_t kFixedWeightsFirstRows = 16;
+
+inline bool fixed_forward_weights_first(int64_t rows, bool residual) {
+  return residual || rows <= kFixedWeightsFirstRows;
+}
+
 // Whether `hidden` has a forward_fixed_kernel instance.
 constexpr bool fixed_forward_hidden(int64_t hidden) {
   for (int i = 0; i < kFixedForwardCount; ++i) {
