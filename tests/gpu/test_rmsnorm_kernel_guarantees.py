@@ -324,15 +324,17 @@ def test_loop_free_forward_reads_per_head_views_in_place():
     assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
 
 
-@pytest.mark.parametrize("hidden", [2048, 5632, 8192])
+@pytest.mark.parametrize("hidden", [2048, 5632, 6144, 8192])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True,
                                           "zero_centered_gamma": True}])
 def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contract):
-    """Residual calls of up to 2^21 elements at H 2048-8192 take the loop-free kernel's small-batch
-    instance whatever their grid (forward_policy.h), larger ones the row loop: the rows on either
-    side of the window's edge must have the same y, rstd and h_new bits, every element written."""
+    """Residual calls of up to 2^21 elements at H 2048-8192 (up to 1024 rows at 6144, whose row
+    loop is thread-bound) take the loop-free kernel's small-batch instance whatever their grid
+    (forward_policy.h), larger ones the row loop: the rows on either side of the window's edge
+    must have the same y, rstd and h_new bits, every element written."""
     _skip_unless_first_party(hidden, residual=True)
-    window = LATENCY_WINDOW_ELEMENTS // hidden
+    window = rmsnorm_spec.forward_latency_window_rows(hidden, True, 2, True)
+    assert window == (1024 if hidden == 6144 else LATENCY_WINDOW_ELEMENTS // hidden)
     assert window > _forward_spread_rows(hidden)
     total = window + 700
     x, w, _, u = _inputs(total, hidden, seed=hidden + 5)
@@ -453,28 +455,35 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_spread_rows(hidden)
-    window = LATENCY_WINDOW_ELEMENTS // hidden
-    assert window > limit
-    total = window + 300  # past the latency window: the reference is the row loop
+    # The latency window's edge for BF16 rows, without and with a residual (the residual form's
+    # reaches further where the row loop is thread-bound: spec.forward_latency_window).
+    w_bytes = 4 if w_dtype == torch.float32 else 2
+    windows = {res: rmsnorm_spec.forward_latency_window_rows(hidden, res, w_bytes, True)
+               for res in (False, True)}
+    assert min(windows.values()) > limit
+    total = max(windows.values()) + 300  # past the latency window: the reference is the row loop
     for x_dtype in (torch.bfloat16, torch.float16):
         w_type = x_dtype if w_dtype != torch.float32 else w_dtype  # FP16 rows: FP16 or FP32 w
         x, w, _, u = _inputs(total, hidden, seed=hidden + 3, x_dtype=x_dtype, w_dtype=w_type)
         for contract, residual in itertools.product(SPLIT_CONTRACTS, (None, u)):
             ref = _row_loop_reference(x, w, residual, **contract)
+            window = windows[residual is not None]
             for rows in (1, 3, 16, limit, limit + 1, window, window + 1):
                 _assert_first_rows_match(
                     ref, x, w, rows, residual,
                     f"x {x_dtype}, residual={residual is not None}, {contract}", **contract)
-        for rows, residual in itertools.product((3, window, window + 1), (None, u)):
-            names = _kernels_launched(functools.partial(
-                rmsnorm_forward, x[:rows], w, EPS,
-                residual=None if residual is None else residual[:rows], **FP))
-            fixed = [name for name in names if "forward_fixed_kernel" in name]
-            want = x_dtype == torch.bfloat16 and rows <= window
-            assert bool(fixed) == want, (rows, names)
-            if fixed:  # the load order of fixed_forward_weights_first, the last template argument
-                first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
-                assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
+        for residual in (None, u):
+            window = windows[residual is not None]
+            for rows in (3, window, window + 1):
+                names = _kernels_launched(functools.partial(
+                    rmsnorm_forward, x[:rows], w, EPS,
+                    residual=None if residual is None else residual[:rows], **FP))
+                fixed = [name for name in names if "forward_fixed_kernel" in name]
+                want = x_dtype == torch.bfloat16 and rows <= window
+                assert bool(fixed) == want, (rows, names)
+                if fixed:  # the order of fixed_forward_weights_first, the last template argument
+                    first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
+                    assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])

@@ -221,14 +221,44 @@ FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
 FORWARD_LATENCY_WINDOW_HIDDEN = (2048, 8192)
 
 
+# BF16 residual calls with BF16 weights at a fixed size whose row loop is thread-bound
+# (residual_row_loop_thread_bound) keep the fixed kernel up to this many rows, past the window's
+# elements (forward_policy.h mirrors it; 1024 x 6144 16.40 -> 15.11 us, docs/kernels.md step 49).
+FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS = 1024
+
+
+def residual_row_loop_thread_bound(hidden: int) -> bool:
+    """Whether the row loop's residual form at ``hidden`` is held to at most
+    FORWARD_RING_MAX_RESIDENT threads an SM by its registers (mirrors forward_policy.h)."""
+    cfg = forward_config(hidden)
+    return (1024 // cfg["block"]) * cfg["block"] <= FORWARD_RING_MAX_RESIDENT
+
+
 def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes: int,
                            bf16_rows: bool) -> bool:
     """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch path past the spread
     window (``forward_latency_window`` in forward_policy.h); ``bf16_rows``: BF16 activations."""
     low, high = FORWARD_LATENCY_WINDOW_HIDDEN
-    if not low <= hidden <= high or rows * hidden > FORWARD_LATENCY_WINDOW_ELEMENTS:
+    if not low <= hidden <= high:
+        return False
+    if (residual and bf16_rows and weight_bytes == 2 and hidden in FORWARD_FIXED_HIDDEN
+            and residual_row_loop_thread_bound(hidden)
+            and rows <= FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS):
+        return True
+    if rows * hidden > FORWARD_LATENCY_WINDOW_ELEMENTS:
         return False
     return residual or weight_bytes == 4 or (bf16_rows and hidden in FORWARD_FIXED_HIDDEN)
+
+
+def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
+                                bf16_rows: bool) -> int:
+    """The most rows a forward call at ``hidden`` of this form takes the small-batch path for
+    past the spread window (0 where forward_latency_window admits none): the window is a prefix
+    of the row counts."""
+    most = max(FORWARD_LATENCY_WINDOW_ELEMENTS // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
+    while most > 0 and not forward_latency_window(most, hidden, residual, weight_bytes, bf16_rows):
+        most -= 1
+    return most
 
 
 # A small batch's row may be split over a thread-block cluster of up to this many CTAs

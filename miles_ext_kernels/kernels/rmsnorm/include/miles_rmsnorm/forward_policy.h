@@ -75,9 +75,27 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
 // a residual: 10.8 against 11.6 us).
 constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
 
+// Whether the row loop's residual form at `hidden` is held to at most
+// kForwardRingMaxResidentThreads threads an SM by its registers (the shape whose plain form takes
+// the ring, forward_ring_stages; of the fixed sizes, H = 6144: two 384-thread CTAs).
+inline bool residual_row_loop_thread_bound(int64_t hidden) {
+  const RowConfig c = forward_config(hidden);
+  return (1024 / c.block) * c.block <= kForwardRingMaxResidentThreads;
+}
+
+// Rows up to which BF16 residual calls with BF16 weights at a fixed size whose row loop is
+// thread-bound keep the fixed kernel, past kLatencyWindowElements: measured on the H200
+// (docs/kernels.md, step 49) 1024 x 6144 16.40 -> 15.11 us; at 4096, whose row loop holds 1024
+// threads an SM, the fixed kernel was 1.5% slower at 1024 rows, so that size keeps the window.
+constexpr int64_t kLatencyWindowThreadBoundRows = 1024;
+
 inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, int weight_bytes,
                                    bool bf16_rows) {
   if (hidden < 2048 || hidden > 8192) return false;
+  if (residual && bf16_rows && weight_bytes == 2 && fixed_forward_hidden(hidden) &&
+      residual_row_loop_thread_bound(hidden) && rows <= kLatencyWindowThreadBoundRows) {
+    return true;
+  }
   if (rows * hidden > kLatencyWindowElements) return false;
   return residual || weight_bytes == 4 || (bf16_rows && fixed_forward_hidden(hidden));
 }
