@@ -134,10 +134,10 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
       if (q.hidden == kHidden && q.tpr == kShape.tpr) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
-        if (kRes || miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
+        if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
           miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true>
               <<<grid, block, 0, stream>>>(q);
-        } else if constexpr (!kRes) {
+        } else if constexpr (!kRes) {  // the residual form has no other instance
           miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false>
               <<<grid, block, 0, stream>>>(q);
         }
