@@ -161,6 +161,44 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
   if (threadIdx.x == 0) p.counters[cta] = 0u;
 }
 
+// dx of a batch's B rows and their exact products added into acc in row order: dx_row's
+// arithmetic for each slot, without a branch. Every slot's arithmetic runs; a slot past the
+// group's end keeps acc as it was (a select, not an added zero: its row-0 stand-in's rstd may be
+// infinite) and, like a thread past the row's vectors, stores nothing. dx_row_for_flags' per-row
+// branch (a slot past the end, a thread past the vectors, the contract) costs a one-cluster call
+// of one- and two-row batches 0.05-0.15 us (T = 1 2-4%, 16 x 4096 3-4%, H200); batches of four
+// keep it (without it, 64 x 6144 and 64 x 8192 measured 1.5-2.6% slower), as do calls of several
+// clusters (64 x 4096 up to 1% slower without it). docs/kernels.md step 51.
+template <typename XT, int B, bool CAST, bool RESIDUAL, typename Weights>
+__device__ __forceinline__ void small_dx_rows(const BackwardParams& p, const int (&row)[B],
+                                              const bool (&valid)[B], const float (&r)[B],
+                                              const float (&dot)[B], float hidden_f, int j,
+                                              bool live, const Weights& w,
+                                              const BatchRows<B>& batch, double (&acc)[8]) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const float b = dx_coefficient(r[i], dot[i], hidden_f);
+    const double scale = CAST ? 1.0 : static_cast<double>(r[i]);
+    const uint4 ghraw =
+        RESIDUAL ? batch.template ghv<XT>(i, 0, static_cast<const XT*>(nullptr)) : batch.g[i];
+    float d[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float gk = widen<XT>(batch.g[i], e);
+      const float xk = widen<XT>(batch.x[i], e);
+      d[e] = __fmaf_rn(-b, xk, r[i] * (gk * w.get(0, j, e)));
+      if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
+      const float product = CAST ? gk * round_through<XT>(xk * r[i]) : gk * xk;
+      double sum = acc[e];
+      accumulate(sum, product, scale);
+      acc[e] = valid[i] ? sum : acc[e];
+    }
+    if (valid[i] && live) {
+      store8<XT>(static_cast<XT*>(p.dx) + static_cast<int64_t>(row[i]) * p.hidden + j * 8, d);
+    }
+  }
+}
+
 // B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
 // rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
 // dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
@@ -314,12 +352,22 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       sum_received<B>(slot, s, row_warp, lane, dot);
     }
     if (residual) cp_async_wait_all();  // this thread's g_h slots (only it reads them)
+    // dx and the dw products: branch-free in one-cluster kernels of one- and two-row batches
+    // (small_dx_rows), a branch per row elsewhere (measured, small_dx_rows).
+    if constexpr (B == kSmallBackwardBatch || MULTI) {
 #pragma unroll
-    for (int i = 0; i < B; ++i) {
-      if (!valid[i]) continue;
-      const float b = dx_coefficient(r[i], dot[i], hidden_f);
-      dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head,
-                              residual, cast);
+      for (int i = 0; i < B; ++i) {
+        if (!valid[i]) continue;
+        const float b = dx_coefficient(r[i], dot[i], hidden_f);
+        dx_row_for_flags<XT, 1>(p, row[i], nv, j, s.tpr, r[i], b, w, batch, i, acc, per_head,
+                                residual, cast);
+      }
+    } else if (cast) {
+      small_dx_rows<XT, B, true, RESIDUAL>(p, row, valid, r, dot, hidden_f, j, live, w, batch,
+                                           acc[0]);
+    } else {
+      small_dx_rows<XT, B, false, RESIDUAL>(p, row, valid, r, dot, hidden_f, j, live, w, batch,
+                                            acc[0]);
     }
   }
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival

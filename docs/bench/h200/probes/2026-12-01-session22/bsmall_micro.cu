@@ -1,0 +1,181 @@
+// Build from miles_ext_kernels/kernels/rmsnorm with this directory on the include path:
+//   nvcc -gencode=arch=compute_90a,code=sm_90a --prec-div=true --prec-sqrt=true --ftz=false \
+//     -std=c++17 -O3 -Iinclude -I<this directory> -o /tmp/bsmall_micro <this directory>/bsmall_micro.cu
+// Session 22 probe: where a small backward call's time goes. The package's small-batch launcher
+// (cold/warm graph timings) and a stamped copy of its kernel (globaltimer at five points, thread
+// 0 of each CTA; medians over cold single launches), next to a plain stream of the same bytes.
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include "../csrc/miles_rmsnorm_bwd_small_kernel.cu"
+#include "bsmall_stamped.cuh"  // next to this file
+using namespace miles_rmsnorm;
+using XT = __nv_bfloat16;
+
+static void* g_flush;
+static size_t g_flush_bytes = 256u << 20;
+
+template <typename F>
+float time_graph(F launch, cudaStream_t s, bool cold) {
+  const int n = cold ? 20 : 200;
+  auto build = [&](bool with_kernel) {
+    cudaGraph_t g; cudaGraphExec_t ge;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    for (int i = 0; i < n; ++i) {
+      if (cold) cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes, s);
+      if (with_kernel) launch(s);
+    }
+    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
+      printf("capture failed\n"); exit(1);
+    }
+    cudaGraphDestroy(g);
+    return ge;
+  };
+  auto run = [&](cudaGraphExec_t ge) {
+    cudaGraphLaunch(ge, s); cudaStreamSynchronize(s);
+    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+    std::vector<float> v;
+    for (int rep = 0; rep < 15; ++rep) {
+      cudaEventRecord(a, s); cudaGraphLaunch(ge, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
+      float ms; cudaEventElapsedTime(&ms, a, b); v.push_back(ms * 1000.f / n);
+    }
+    std::sort(v.begin(), v.end());
+    cudaEventDestroy(a); cudaEventDestroy(b);
+    return v[v.size() / 2];
+  };
+  cudaGraphExec_t gk = build(true);
+  float t = run(gk);
+  cudaGraphExecDestroy(gk);
+  if (cold) { cudaGraphExec_t gf = build(false); t -= run(gf); cudaGraphExecDestroy(gf); }
+  return t;
+}
+
+void* dev_random(size_t bytes, uint32_t seed, bool weight) {
+  std::vector<uint16_t> h(bytes / 2);
+  auto bf = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return (uint16_t)(u >> 16); };
+  for (auto& v : h) {
+    seed = seed * 1664525u + 1013904223u;
+    const float r = (seed >> 8) / 16777216.f;
+    v = bf(weight ? 0.5f + r : (r - 0.5f) * 4.f);
+  }
+  void* p; cudaMalloc(&p, bytes);
+  cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice);
+  return p;
+}
+
+template <bool PF>
+void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
+  const size_t bytes = (size_t)rows * hidden * 2;
+  BackwardParams p{};
+  p.g = dev_random(bytes, 1u + rows, false);
+  p.x = dev_random(bytes, 2u + hidden, false);
+  p.g_h = residual ? dev_random(bytes, 3u, false) : nullptr;
+  p.w = dev_random(hidden * 2, 4u, true);
+  std::vector<float> hr(rows);
+  for (int i = 0; i < rows; ++i) hr[i] = 0.7f + 0.01f * i;
+  float* r; cudaMalloc(&r, rows * 4); cudaMemcpy(r, hr.data(), rows * 4, cudaMemcpyHostToDevice);
+  p.rstd = r;
+  cudaMalloc(&p.dx, bytes);
+  cudaMalloc(&p.dw, hidden * 4);
+  const SmallBackwardShape s = small_backward_shape(rows, hidden);
+  cudaMalloc(&p.partial, (size_t)s.clusters * hidden * 8);
+  cudaMalloc(&p.counters, 64 * 4); cudaMemset(p.counters, 0, 64 * 4);
+  p.rows = rows; p.hidden = hidden; p.heads = 1;
+  p.g_addr = {hidden, 0}; p.x_addr = {hidden, 0}; p.gh_addr = {hidden, 0};
+  p.flags = residual ? kResidual : 0; p.tpr = s.tpr;
+  auto pkg = [&](cudaStream_t t) { miles_rmsnorm_backward_small_launch(&p, &s, kBF16, kBF16, t); };
+  pkg(st);
+  cudaError_t e = cudaDeviceSynchronize();
+  std::vector<float> ref_dw(hidden), got_dw(hidden);
+  cudaMemcpy(ref_dw.data(), p.dw, hidden * 4, cudaMemcpyDeviceToHost);
+  const float warm = time_graph(pkg, st, false), cold = time_graph(pkg, st, true);
+  printf("%3d x %5d %-8s clusters %d ctas %2d block %3d groups %2d rows/group %2d | package warm %5.2f cold %5.2f (%s)\n",
+         rows, hidden, residual ? "residual" : "plain", s.clusters, s.ctas, s.block, s.row_groups,
+         s.rows_per_group, warm, cold, cudaGetErrorString(e));
+  // The stamped kernel: the shapes the package launched (B from rows_per_group).
+  const int grid = s.ctas * s.clusters;
+  unsigned long long* stamps; cudaMalloc(&stamps, grid * 16 * 8);
+  cudaMemcpyToSymbol(g_stamps, &stamps, sizeof(stamps));
+  auto launch_stamped = [&](auto kernel) {
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    OneDimLaunch l(grid, s.block, 0, st);
+    if (s.ctas > 1) l.cluster(s.ctas);
+    return cudaLaunchKernelEx(&l.config, kernel, p, s);
+  };
+  auto stamped = [&]() {
+    const int B = s.rows_per_group == 1 ? 1 : s.rows_per_group == 2 ? 2 : 4;
+    constexpr int C = kRuntimeContract;
+    if (residual) {
+      if (B == 4) return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 4, true, true, 0, PF>) : launch_stamped(stamped_kernel<XT, XT, 4, true, false, 0, PF>);
+      if (B == 2) return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 2, true, true, C, PF>) : launch_stamped(stamped_kernel<XT, XT, 2, true, false, C, PF>);
+      return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 1, true, true, C, PF>) : launch_stamped(stamped_kernel<XT, XT, 1, true, false, C, PF>);
+    }
+    if (B == 4) return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 4, false, true, 0, PF>) : launch_stamped(stamped_kernel<XT, XT, 4, false, false, 0, PF>);
+    if (B == 2) return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 2, false, true, C, PF>) : launch_stamped(stamped_kernel<XT, XT, 2, false, false, C, PF>);
+    return s.clusters > 1 ? launch_stamped(stamped_kernel<XT, XT, 1, false, true, C, PF>) : launch_stamped(stamped_kernel<XT, XT, 1, false, false, C, PF>);
+  };
+  const int reps = 40;
+  std::vector<unsigned long long> h(grid * 16);
+  const char* names[8] = {"entry", "issued", "barriers", "landed", "exchanged", "row0", "dx", "end"};
+  auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+  // mode 0: flush, launch (cold); 1: flush, a launch of no rows (code, parameters and weights
+  // warm), launch; 2: no flush (warm)
+  for (int mode = 0; mode < 3; mode += 2) {
+    std::vector<std::vector<double>> first(8), last(8);
+    std::vector<double> setup, weights, ghz;
+    for (int rep = 0; rep < reps; ++rep) {
+      if (mode < 2) cudaMemsetAsync(g_flush, rep & 0xff, g_flush_bytes, st);
+      if (mode == 1) {
+        const int64_t keep = p.rows;
+        p.rows = 0;
+        stamped();
+        p.rows = keep;
+      }
+      e = stamped();
+      cudaStreamSynchronize(st);
+      cudaMemcpy(h.data(), stamps, grid * 16 * 8, cudaMemcpyDeviceToHost);
+      unsigned long long t0 = ~0ull;
+      for (int b = 0; b < grid; ++b) t0 = std::min(t0, h[b * 16]);
+      for (int i = 0; i < 8; ++i) {
+        unsigned long long lo = ~0ull, hi = 0;
+        for (int b = 0; b < grid; ++b) { lo = std::min(lo, h[b * 16 + i]); hi = std::max(hi, h[b * 16 + i]); }
+        first[i].push_back((lo - t0) / 1000.0);
+        last[i].push_back((hi - t0) / 1000.0);
+      }
+      setup.push_back((h[10] - h[0]) / 1000.0);
+      weights.push_back((h[11] - h[0]) / 1000.0);
+      ghz.push_back(double(h[9] - h[8]) / double(h[7] - h[0]));
+    }
+    cudaMemcpy(got_dw.data(), p.dw, hidden * 4, cudaMemcpyDeviceToHost);
+    const bool same = std::memcmp(ref_dw.data(), got_dw.data(), hidden * 4) == 0;
+    const char* mode_name[3] = {"cold", "code warm", "warm"};
+    printf("    %s%-9s (%s, dw %s):", PF ? "flat " : "", mode_name[mode], cudaGetErrorString(e), same ? "same" : "DIFFERENT");
+    printf(" CTA0: setup %.2f weights %.2f; SM GHz %.2f;", med(setup), med(weights), med(ghz));
+    for (int i = 1; i < 8; ++i) printf(" %s %.2f/%.2f", names[i], med(first[i]), med(last[i]));
+    printf("\n");
+  }
+  cudaFree(stamps);
+  cudaFree((void*)p.g); cudaFree((void*)p.x); if (residual) cudaFree((void*)p.g_h); cudaFree((void*)p.w);
+  cudaFree(r); cudaFree(p.dx); cudaFree(p.dw); cudaFree(p.partial); cudaFree(p.counters);
+}
+
+int main() {
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  cudaStream_t s; cudaStreamCreate(&s);
+  cudaMalloc(&g_flush, g_flush_bytes);
+  for (int pass = 0; pass < 1; ++pass) {
+    for (int hidden : {4096, 6144, 8192}) {
+      for (bool res : {false, true}) {
+        run_case<false>(s, 16, hidden, res);
+        run_case<true>(s, 16, hidden, res);
+      }
+    }
+    run_case<false>(s, 64, 8192, false);
+    run_case<true>(s, 64, 8192, false);
+    run_case<false>(s, 1, 4096, false);
+    run_case<true>(s, 1, 4096, false);
+  }
+  printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
+}
