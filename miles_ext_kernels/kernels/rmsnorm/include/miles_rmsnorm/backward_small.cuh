@@ -166,7 +166,7 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
 // group's end keeps acc as it was (a select, not an added zero: its row-0 stand-in's rstd may be
 // infinite) and, like a thread past the row's vectors, stores nothing. dx_row_for_flags' per-row
 // branch (a slot past the end, a thread past the vectors, the contract) costs a one-cluster call
-// of one- and two-row batches 0.05-0.15 us (T = 1 2-4%, 16 x 4096 3-4%, H200); batches of four
+// of one- and two-row batches 0.05-0.15 us (T = 1 1.4-4%, 16 x 4096 3-4%, H200); batches of four
 // keep it (without it, 64 x 6144 and 64 x 8192 measured 1.5-2.6% slower), as do calls of several
 // clusters (64 x 4096 up to 1% slower without it). docs/kernels.md step 51.
 template <typename XT, int B, bool CAST, bool RESIDUAL, typename Weights>
