@@ -1,23 +1,31 @@
 #!/bin/bash
-# Session 22 A/B: the small-batch backward's branch-free batch loads (B, working tree) against
-# HEAD (A, .device/pkgA): T 1-256, plain, residual and per-head rows, BF16 weights, two passes
-# each; then the GPU suite on B.
+# Session 22 A/B of the small-batch backward (B: the working tree; A: .device/pkgA, the commit
+# before, from `git archive`): T 1-256, BF16 weights, ours only, B then A twice, each pass's
+# table printed as it ends, and the GPU suite on B. Calls 11 and 12 (step 50):
+#   FAMILIES=plain,residual,per_head_strided,per_head_contig bash ab22.sh
+# (the harness's grid has no per-head rows at these sizes: 28 rows either way); call 13
+# (step 51): SUITE_FIRST=1 FAMILIES=plain,residual bash ab22.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 PYTHONUNBUFFERED=1
 PKG=miles_ext_kernels/kernels/rmsnorm
 swap_to_a() { mv $PKG /tmp/pkgB && cp -r .device/pkgA/$PKG $PKG; }
 swap_to_b() { rm -rf $PKG && mv /tmp/pkgB $PKG; }
+suite() {
+  python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee $OUT/suite.log | tail -2
+  echo "suite $(( $(date +%s) - t0 )) s"
+}
 t0=$(date +%s)
 python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 > /tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
+[ -n "$SUITE_FIRST" ] && suite
 swap_to_a; python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 --module miles_rmsnorm_bwd_small >/dev/null || exit 1; swap_to_b
 echo "builds $(( $(date +%s) - t0 )) s"
-H="python3 -m benchmarks.rmsnorm --device cuda --only bwd --no-plots --no-host-overhead --rows 1,16,64,256 --families plain,residual,per_head_strided,per_head_contig --hidden 1024,2048,4096,5120,6144,8192 --weights bf16 --candidates ours --ours-backends first_party --time-budget 100"
+H="python3 -m benchmarks.rmsnorm --device cuda --only bwd --no-plots --no-host-overhead --rows 1,16,64,256 --families ${FAMILIES:-plain,residual} --hidden 1024,2048,4096,5120,6144,8192 --weights bf16 --candidates ours --ours-backends first_party --time-budget 100"
 for pass in 1 2; do
   $H --out $OUT/B$pass > /tmp/B.log 2>&1 || tail -20 /tmp/B.log
   swap_to_a; $H --out $OUT/A$pass > /tmp/A.log 2>&1 || tail -20 /tmp/A.log; swap_to_b
   echo "pass $pass $(( $(date +%s) - t0 )) s"
+  python3 docs/bench/h200/probes/2026-11-30-session21/abtable.py $OUT/A$pass/results.json $OUT/B$pass/results.json
+  rm -f $OUT/A$pass/results.md $OUT/B$pass/results.md
 done
-python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee $OUT/suite.log | tail -2
-echo "suite $(( $(date +%s) - t0 )) s"
-for pass in 1 2; do python3 .device/abtable.py $OUT/A$pass/results.json $OUT/B$pass/results.json; done
-rm -f $OUT/A1/results.md $OUT/A2/results.md $OUT/B1/results.md $OUT/B2/results.md
+[ -z "$SUITE_FIRST" ] && suite
+exit 0

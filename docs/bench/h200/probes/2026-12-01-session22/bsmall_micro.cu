@@ -1,6 +1,7 @@
-// Build from miles_ext_kernels/kernels/rmsnorm with this directory on the include path:
+// Build from miles_ext_kernels/kernels/rmsnorm, with the stamped kernel generated first
+// (make_stamped.py DIR/bsmall_stamped.cuh, from the repository root) and DIR on the include path:
 //   nvcc -gencode=arch=compute_90a,code=sm_90a --prec-div=true --prec-sqrt=true --ftz=false \
-//     -std=c++17 -O3 -Iinclude -I<this directory> -o /tmp/bsmall_micro <this directory>/bsmall_micro.cu
+//     -std=c++17 -O3 -Iinclude -IDIR -o /tmp/bsmall_micro <this directory>/bsmall_micro.cu
 // Session 22 probe: where a small backward call's time goes. The package's small-batch launcher
 // (cold/warm graph timings) and a stamped copy of its kernel (globaltimer at five points, thread
 // 0 of each CTA; medians over cold single launches), next to a plain stream of the same bytes.
@@ -10,47 +11,11 @@
 #include <cstring>
 #include <vector>
 #include "../csrc/miles_rmsnorm_bwd_small_kernel.cu"
-#include "bsmall_stamped.cuh"  // next to this file
+#include "bsmall_stamped.cuh"  // make_stamped.py
 using namespace miles_rmsnorm;
 using XT = __nv_bfloat16;
 
-static void* g_flush;
-static size_t g_flush_bytes = 256u << 20;
-
-template <typename F>
-float time_graph(F launch, cudaStream_t s, bool cold) {
-  const int n = cold ? 20 : 200;
-  auto build = [&](bool with_kernel) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    for (int i = 0; i < n; ++i) {
-      if (cold) cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes, s);
-      if (with_kernel) launch(s);
-    }
-    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
-      printf("capture failed\n"); exit(1);
-    }
-    cudaGraphDestroy(g);
-    return ge;
-  };
-  auto run = [&](cudaGraphExec_t ge) {
-    cudaGraphLaunch(ge, s); cudaStreamSynchronize(s);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> v;
-    for (int rep = 0; rep < 15; ++rep) {
-      cudaEventRecord(a, s); cudaGraphLaunch(ge, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); v.push_back(ms * 1000.f / n);
-    }
-    std::sort(v.begin(), v.end());
-    cudaEventDestroy(a); cudaEventDestroy(b);
-    return v[v.size() / 2];
-  };
-  cudaGraphExec_t gk = build(true);
-  float t = run(gk);
-  cudaGraphExecDestroy(gk);
-  if (cold) { cudaGraphExec_t gf = build(false); t -= run(gf); cudaGraphExecDestroy(gf); }
-  return t;
-}
+#include "../graph_timer.cuh"  // time_graph, g_flush
 
 void* dev_random(size_t bytes, uint32_t seed, bool weight) {
   std::vector<uint16_t> h(bytes / 2);

@@ -138,41 +138,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(Args a) {
   }
 }
 
-static void* g_flush;
-static size_t g_flush_bytes = 256u << 20;
-
-template <typename F>
-float time_graph(F launch, cudaStream_t s, bool cold) {
-  const int n = cold ? 20 : 200;
-  auto build = [&](bool with_kernel) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    for (int i = 0; i < n; ++i) {
-      if (cold) cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes, s);
-      if (with_kernel) launch(s);
-    }
-    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) { printf("capture failed\n"); exit(1); }
-    cudaGraphDestroy(g);
-    return ge;
-  };
-  auto run = [&](cudaGraphExec_t ge) {
-    cudaGraphLaunch(ge, s); cudaStreamSynchronize(s);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> v;
-    for (int rep = 0; rep < 15; ++rep) {
-      cudaEventRecord(a, s); cudaGraphLaunch(ge, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); v.push_back(ms * 1000.f / n);
-    }
-    std::sort(v.begin(), v.end());
-    cudaEventDestroy(a); cudaEventDestroy(b);
-    return v[v.size() / 2];
-  };
-  cudaGraphExec_t gk = build(true);
-  float t = run(gk);
-  cudaGraphExecDestroy(gk);
-  if (cold) { cudaGraphExec_t gf = build(false); t -= run(gf); cudaGraphExecDestroy(gf); }
-  return t;
-}
+#include "../graph_timer.cuh"  // time_graph, g_flush
 
 template <int C, int NR, int R, int S>
 void shape(cudaStream_t s) {

@@ -407,15 +407,39 @@ struct SharedWeights {
   }
 };
 
-// dx of one row (and its exact products added into acc), specialised on the contract so that
-// no per-element select is left: dx = r * (g * w) - b * x (+ g_h), product g * x scaled by r in
-// FP64, or g * round(x * r) under the cast-before-weight-mul contract.
+// One vector's dx (eight elements) and its exact dw products, specialised on the contract so
+// that no per-element select is left: dx = r * (g * w) - b * x (+ g_h), and add(e, product) with
+// product g * x (to be scaled by r in FP64) or g * round(x * r) under the cast-before-weight-mul
+// contract. Every program's dx and dw go through it (dx_row, the small-batch program's
+// small_dx_rows), so they keep the same bits.
+template <typename XT, bool CAST, bool RESIDUAL, typename Weights, typename Add>
+__device__ __forceinline__ void dx_vector(uint4 graw, uint4 xraw, uint4 ghraw, float ri, float b,
+                                          const Weights& w, int k, int j, float (&d)[8],
+                                          Add add) {
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const float gk = widen<XT>(graw, e);
+    const float xk = widen<XT>(xraw, e);
+    d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
+    if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
+    add(e, CAST ? gk * round_through<XT>(xk * ri) : gk * xk);
+  }
+}
+
+// The scale of dx_vector's products in acc: r, or 1 under the cast-before-weight-mul contract.
+template <bool CAST, typename Acc>
+__device__ __forceinline__ Acc product_scale(float ri) {
+  return static_cast<Acc>(CAST ? 1.0f : ri);
+}
+
+// dx of one row (and its exact products added into acc), dx_vector for each of the thread's
+// vectors.
 template <typename XT, int VPT, bool CAST, bool RESIDUAL, typename Weights, typename Rows,
           typename Acc>
 __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restrict__ ghr, int nv,
                                        int lane, int tpr, float ri, float b, const Weights& w,
                                        const Rows& rows, int i, Acc (&acc)[VPT][8]) {
-  const Acc scale = static_cast<Acc>(CAST ? 1.0f : ri);
+  const Acc scale = product_scale<CAST, Acc>(ri);
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int j = lane + k * tpr;
@@ -425,14 +449,10 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
       const uint4 graw = rows.gv(i, k);
       const uint4 xraw = rows.xv(i, k);
       float d[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const float gk = widen<XT>(graw, e);
-        const float xk = widen<XT>(xraw, e);
-        d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
-        if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
-        accumulate(acc[k][e], CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
-      }
+      dx_vector<XT, CAST, RESIDUAL>(graw, xraw, ghraw, ri, b, w, k, j, d,
+                                    [&](int e, float product) {
+                                      accumulate(acc[k][e], product, scale);
+                                    });
       store8<XT>(dxr + j * 8, d);
     }
   }

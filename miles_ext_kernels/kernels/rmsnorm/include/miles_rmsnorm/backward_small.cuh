@@ -16,6 +16,8 @@
 
 #include <cooperative_groups.h>
 
+#include <type_traits>
+
 #include "miles_rmsnorm/backward.cuh"
 #include "miles_rmsnorm/cluster.cuh"
 
@@ -161,10 +163,10 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
   if (threadIdx.x == 0) p.counters[cta] = 0u;
 }
 
-// dx of a batch's B rows and their exact products added into acc in row order: dx_row's
-// arithmetic for each slot, without a branch. Every slot's arithmetic runs; a slot past the
-// group's end keeps acc as it was (a select, not an added zero: its row-0 stand-in's rstd may be
-// infinite) and, like a thread past the row's vectors, stores nothing. dx_row_for_flags' per-row
+// dx of a batch's B rows and their exact products added into acc in row order: dx_vector for
+// each slot, without a branch. Every slot's arithmetic runs; a slot past the group's end keeps
+// acc as it was (a select, not an added zero: its row-0 stand-in's rstd may be infinite) and,
+// like a thread past the row's vectors, stores nothing. dx_row_for_flags' per-row
 // branch (a slot past the end, a thread past the vectors, the contract) costs a one-cluster call
 // of one- and two-row batches 0.05-0.15 us (T = 1 1.4-4%, 16 x 4096 3-4%, H200); batches of four
 // keep it (without it, 64 x 6144 and 64 x 8192 measured 1.5-2.6% slower), as do calls of several
@@ -178,21 +180,16 @@ __device__ __forceinline__ void small_dx_rows(const BackwardParams& p, const int
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     const float b = dx_coefficient(r[i], dot[i], hidden_f);
-    const double scale = CAST ? 1.0 : static_cast<double>(r[i]);
-    const uint4 ghraw =
-        RESIDUAL ? batch.template ghv<XT>(i, 0, static_cast<const XT*>(nullptr)) : batch.g[i];
+    const double scale = product_scale<CAST, double>(r[i]);
+    uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
+    if (RESIDUAL) ghraw = batch.template ghv<XT>(i, 0, static_cast<const XT*>(nullptr));
     float d[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float gk = widen<XT>(batch.g[i], e);
-      const float xk = widen<XT>(batch.x[i], e);
-      d[e] = __fmaf_rn(-b, xk, r[i] * (gk * w.get(0, j, e)));
-      if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
-      const float product = CAST ? gk * round_through<XT>(xk * r[i]) : gk * xk;
-      double sum = acc[e];
-      accumulate(sum, product, scale);
-      acc[e] = valid[i] ? sum : acc[e];
-    }
+    dx_vector<XT, CAST, RESIDUAL>(batch.g[i], batch.x[i], ghraw, r[i], b, w, 0, j, d,
+                                  [&](int e, float product) {
+                                    double sum = acc[e];
+                                    accumulate(sum, product, scale);
+                                    acc[e] = valid[i] ? sum : acc[e];
+                                  });
     if (valid[i] && live) {
       store8<XT>(static_cast<XT*>(p.dx) + static_cast<int64_t>(row[i]) * p.hidden + j * 8, d);
     }
@@ -288,20 +285,18 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       valid[i] = row[i] < end;
       at[i] = valid[i] ? row[i] : 0;
     }
+    auto offsets = [&](auto per_head_rows) {  // std::bool_constant: the test out of the loop
+#pragma unroll
+      for (int i = 0; i < B; ++i) {
+        og[i] = row_offset(at[i], per_head_rows.value, p.heads, p.g_addr);
+        ox[i] = row_offset(at[i], per_head_rows.value, p.heads, p.x_addr);
+        oh[i] = residual ? row_offset(at[i], per_head_rows.value, p.heads, p.gh_addr) : 0;
+      }
+    };
     if (per_head) {
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        og[i] = row_offset(at[i], true, p.heads, p.g_addr);
-        ox[i] = row_offset(at[i], true, p.heads, p.x_addr);
-        oh[i] = residual ? row_offset(at[i], true, p.heads, p.gh_addr) : 0;
-      }
+      offsets(std::true_type{});
     } else {
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        og[i] = row_offset(at[i], false, 1, p.g_addr);
-        ox[i] = row_offset(at[i], false, 1, p.x_addr);
-        oh[i] = residual ? row_offset(at[i], false, 1, p.gh_addr) : 0;
-      }
+      offsets(std::false_type{});
     }
 #pragma unroll
     for (int i = 0; i < B; ++i) {
