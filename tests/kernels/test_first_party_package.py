@@ -239,6 +239,7 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
             else:
                 assert s["clusters"] * wide["ctas"] <= SPEC.SMALL_MAX_GRID_CTAS
                 assert s["clusters"] * wide["slice"] * 8 * 8 <= SPEC.SMALL_FOLD_BYTES
+                assert s["clusters"] <= SPEC.SMALL_MAX_CLUSTERS
                 assert s["clusters"] >= min(2, -(-rows // SPEC.SMALL_CLUSTER_ROWS))
             # a cluster's row groups cover its rows in contiguous blocks, none empty
             block = s["rows_per_cluster"]

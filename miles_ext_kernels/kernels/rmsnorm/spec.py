@@ -112,7 +112,8 @@ ATOMIC_MEASURED_ROWS = 65536
 # else at most SMALL_PORTABLE_CTAS, the portable size, over the same row groups, so the same
 # bits) of at most 512 threads and 16 row groups. One cluster while each CTA moves at most
 # SMALL_CLUSTER_BYTES of g, x and dx; past that, one cluster per SMALL_CLUSTER_ROWS rows, at most
-# SMALL_MAX_GRID_CTAS CTAs and SMALL_FOLD_BYTES of FP64 partials a column slice to fold (step 42).
+# SMALL_MAX_GRID_CTAS CTAs, SMALL_FOLD_BYTES of FP64 partials a column slice to fold (step 42) and
+# SMALL_MAX_CLUSTERS clusters (step 52).
 # It serves the first rows of every hidden size up to 8192, to the band's SMALL_WINDOWS limit:
 # where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42).
 SMALL_PORTABLE_CTAS = 8
@@ -123,6 +124,8 @@ SMALL_CLUSTER_BYTES = 48 * 1024
 SMALL_CLUSTER_ROWS = 8
 SMALL_MAX_GRID_CTAS = 128
 SMALL_FOLD_BYTES = 16 * 1024
+# The last CTA of a column slice holds every cluster's partial of a column in registers at once.
+SMALL_MAX_CLUSTERS = 8
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
 # band. Measured on the H200 (session 16, step 42; small-batch / main program, us, cold L2), the
 # limits are where the main program overtakes: up to H = 512 past one cluster (33 x 256 4.62 /
@@ -322,7 +325,8 @@ def small_backward_clusters(rows: int, ctas16: int, slice16: int) -> int:
     (``ctas16`` CTAs of ``slice16`` threads; mirrors config.h)."""
     if rows <= _single_cluster_rows(slice16):
         return 1
-    most = min(SMALL_MAX_GRID_CTAS // ctas16, SMALL_FOLD_BYTES // (slice16 * 8 * 8))
+    most = min(SMALL_MAX_GRID_CTAS // ctas16, SMALL_FOLD_BYTES // (slice16 * 8 * 8),
+               SMALL_MAX_CLUSTERS)
     return min(-(-rows // SMALL_CLUSTER_ROWS), most)
 
 

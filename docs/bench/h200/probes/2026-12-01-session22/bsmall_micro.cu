@@ -16,19 +16,7 @@ using namespace miles_rmsnorm;
 using XT = __nv_bfloat16;
 
 #include "../graph_timer.cuh"  // time_graph, g_flush
-
-void* dev_random(size_t bytes, uint32_t seed, bool weight) {
-  std::vector<uint16_t> h(bytes / 2);
-  auto bf = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return (uint16_t)(u >> 16); };
-  for (auto& v : h) {
-    seed = seed * 1664525u + 1013904223u;
-    const float r = (seed >> 8) / 16777216.f;
-    v = bf(weight ? 0.5f + r : (r - 0.5f) * 4.f);
-  }
-  void* p; cudaMalloc(&p, bytes);
-  cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice);
-  return p;
-}
+#include "../probe_inputs.cuh"  // dev_random
 
 template <bool PF>
 void run_case(cudaStream_t st, int rows, int hidden, bool residual) {

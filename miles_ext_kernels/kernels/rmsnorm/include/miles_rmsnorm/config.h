@@ -169,6 +169,13 @@ constexpr int64_t kSmallClusterBytes = 48 * 1024;
 constexpr int kSmallClusterRows = 8;
 constexpr int kSmallMaxGridCtas = 128;
 constexpr int kSmallFoldBytes = 16 * 1024;
+// At most kSmallMaxClusters clusters: the last CTA of a column slice holds every cluster's partial
+// of a column in registers at once (the fold caps above allow no more than 8 clusters at any
+// hidden size above 256, and the rows the package routes here at hidden <= 256 fit one cluster).
+constexpr int kSmallMaxClusters = 8;
+// Columns a thread of that CTA folds at once, a pass (the shapes the package routes here give a
+// thread one to three columns: one pass or two).
+constexpr int kSmallFoldColumns = 2;
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
 inline bool small_backward_supported(int64_t hidden) {
@@ -185,14 +192,15 @@ inline void small_backward_columns(SmallBackwardShape& s, int max_ctas) {
 }
 
 // Clusters of a call of `rows` rows at the column split `s16` (the 16-CTA shape's): one while a
-// CTA moves at most kSmallClusterBytes, else one per kSmallClusterRows rows within the CTA and
-// fold caps. A function of (rows, hidden) only.
+// CTA moves at most kSmallClusterBytes, else one per kSmallClusterRows rows within the CTA, fold
+// and cluster caps. A function of (rows, hidden) only.
 inline int small_backward_clusters(int64_t rows, const SmallBackwardShape& s16) {
   const int64_t cta_bytes = 6 * rows * s16.slice * 8;  // a CTA's slice of g, x and dx
   if (cta_bytes <= kSmallClusterBytes) return 1;
   const int by_ctas = kSmallMaxGridCtas / s16.ctas;
   const int by_fold = kSmallFoldBytes / (s16.slice * 8 * 8);
-  const int most = by_ctas < by_fold ? by_ctas : by_fold;
+  int most = by_ctas < by_fold ? by_ctas : by_fold;
+  if (most > kSmallMaxClusters) most = kSmallMaxClusters;
   const int64_t want = (rows + kSmallClusterRows - 1) / kSmallClusterRows;
   return want < most ? static_cast<int>(want) : most;
 }
