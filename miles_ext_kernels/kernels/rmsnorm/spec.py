@@ -112,29 +112,25 @@ ATOMIC_MEASURED_ROWS = 65536
 # else at most SMALL_PORTABLE_CTAS, the portable size, over the same row groups, so the same
 # bits) of at most 512 threads and 16 row groups. One cluster while each CTA moves at most
 # SMALL_CLUSTER_BYTES of g, x and dx; past that, one cluster per SMALL_CLUSTER_ROWS rows, at most
-# SMALL_MAX_GRID_CTAS CTAs, SMALL_FOLD_BYTES of FP64 partials a column slice to fold (step 42) and
-# SMALL_MAX_CLUSTERS clusters (step 52).
+# SMALL_MAX_CLUSTERS (the last CTA of a column slice folds every cluster's partial at once).
 # It serves the first rows of every hidden size up to 8192, to the band's SMALL_WINDOWS limit:
-# where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42).
+# where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42, 53).
 SMALL_PORTABLE_CTAS = 8
 SMALL_MAX_CTAS = 16
 SMALL_MAX_BLOCK = 512
 SMALL_MAX_ROW_GROUPS = 16
 SMALL_CLUSTER_BYTES = 48 * 1024
 SMALL_CLUSTER_ROWS = 8
-SMALL_MAX_GRID_CTAS = 128
-SMALL_FOLD_BYTES = 16 * 1024
-# The last CTA of a column slice holds every cluster's partial of a column in registers at once.
 SMALL_MAX_CLUSTERS = 8
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
-# band. Measured on the H200 (session 16, step 42; small-batch / main program, us, cold L2), the
-# limits are where the main program overtakes: up to H = 512 past one cluster (33 x 256 4.62 /
-# 4.40, 33 x 512 4.95 / 4.75, 64 x 256 4.48 / 4.37); every band from 520 to 4096 is ahead up to
-# 256 rows (33 x 768 5.05 / 5.14, 256 x 768 6.38 / 7.63, 256 x 1024 6.40 / 6.72, 256 x 4096
-# 8.73 / 9.49); 64 x 4608 7.44 / 7.28, 64 x 5120 7.52 / 7.59 (7.58 in the harness, against
-# the main program's 7.39 in session 15's: left to the main program), 96 x 6144 10.27 / 10.08;
-# 128 x 7168 11.36 / 11.55, 192 x 7168 14.72 / 12.77, 192 x 8192 15.41 / 13.90.
-SMALL_WINDOWS = ((512, 32), (4096, 256), (5120, 48), (6144, 64), (8192, 128))
+# band, up to where the main program overtakes it on the H200 (small-batch / main program, us,
+# cold L2). Up to H = 512 past one cluster (step 42: 33 x 256 4.62 / 4.40, 33 x 512 4.95 /
+# 4.75, 64 x 256 4.48 / 4.37); 520 to 4096 to 256 rows (step 42: 33 x 768 5.05 / 5.14, 256 x
+# 768 6.38 / 7.63, 256 x 1024 6.40 / 6.72, 256 x 4096 8.73 / 9.49). Above 4096 since step 53's
+# eight clusters (session 23): 4104 to 6144 to 128 rows (128 x 5120 7.40 / 9.78, 128 x 6144
+# 7.77 / 10.63; 192 x 5120 15.97 / 11.05, 192 x 6144 16.26 / 11.86), 6152 to 8192 to 256 rows
+# (192 x 8192 11.24 / 13.76, 256 x 8192 12.19 / 13.32).
+SMALL_WINDOWS = ((512, 32), (4096, 256), (6144, 128), (8192, 256))
 
 
 def _pow2_ceil(value: int) -> int:
@@ -320,14 +316,12 @@ def _single_cluster_rows(slice16: int) -> int:
     return SMALL_CLUSTER_BYTES // (6 * slice16 * 8)
 
 
-def small_backward_clusters(rows: int, ctas16: int, slice16: int) -> int:
+def small_backward_clusters(rows: int, slice16: int) -> int:
     """Clusters of the small-batch backward for ``rows`` rows at the 16-CTA column split
-    (``ctas16`` CTAs of ``slice16`` threads; mirrors config.h)."""
+    (CTAs of ``slice16`` threads; mirrors config.h)."""
     if rows <= _single_cluster_rows(slice16):
         return 1
-    most = min(SMALL_MAX_GRID_CTAS // ctas16, SMALL_FOLD_BYTES // (slice16 * 8 * 8),
-               SMALL_MAX_CLUSTERS)
-    return min(-(-rows // SMALL_CLUSTER_ROWS), most)
+    return min(-(-rows // SMALL_CLUSTER_ROWS), SMALL_MAX_CLUSTERS)
 
 
 def small_single_cluster_rows(hidden: int) -> int:
@@ -350,8 +344,8 @@ def small_backward_shape(rows: int, hidden: int,
     """
     tpr = backward_config(hidden)["tpr"]
     row_warps = tpr // 32 if tpr > 32 else 1
-    ctas16, _, slice16 = _small_backward_columns(row_warps, tpr, SMALL_MAX_CTAS)
-    clusters = small_backward_clusters(rows, ctas16, slice16)
+    _, _, slice16 = _small_backward_columns(row_warps, tpr, SMALL_MAX_CTAS)
+    clusters = small_backward_clusters(rows, slice16)
     rows_per_cluster = -(-rows // clusters)
     clusters = -(-rows // rows_per_cluster)
     _, _, portable_slice = _small_backward_columns(row_warps, tpr, SMALL_PORTABLE_CTAS)

@@ -4,7 +4,10 @@
 # table printed as it ends, and the GPU suite on B. Calls 11 and 12 (step 50):
 #   FAMILIES=plain,residual,per_head_strided,per_head_contig bash ab22.sh
 # (the harness's grid has no per-head rows at these sizes: 28 rows either way); call 13
-# (step 51): SUITE_FIRST=1 FAMILIES=plain,residual bash ab22.sh
+# (step 51): SUITE_FIRST=1 FAMILIES=plain,residual bash ab22.sh. Session 23 (steps 52-53) ran it
+# as call 3 (the same) and call 4 (SUITE_FIRST=1 ROWS=48,64,96,128,192,256 HIDDEN=5120,6144,8192
+# HARNESS="python3 docs/bench/h200/probes/2026-12-01-session23/rows_ab.py" PASSES=1: rows off
+# the grid, one pass).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 PYTHONUNBUFFERED=1
 PKG=miles_ext_kernels/kernels/rmsnorm
@@ -19,8 +22,8 @@ python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 > /tmp/build.log
 [ -n "$SUITE_FIRST" ] && suite
 swap_to_a; python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 --module miles_rmsnorm_bwd_small >/dev/null || exit 1; swap_to_b
 echo "builds $(( $(date +%s) - t0 )) s"
-H="python3 -m benchmarks.rmsnorm --device cuda --only bwd --no-plots --no-host-overhead --rows 1,16,64,256 --families ${FAMILIES:-plain,residual} --hidden 1024,2048,4096,5120,6144,8192 --weights bf16 --candidates ours --ours-backends first_party --time-budget 100"
-for pass in 1 2; do
+H="${HARNESS:-python3 -m benchmarks.rmsnorm} --device cuda --only bwd --no-plots --no-host-overhead --rows ${ROWS:-1,16,64,256} --families ${FAMILIES:-plain,residual} --hidden ${HIDDEN:-1024,2048,4096,5120,6144,8192} --weights bf16 --candidates ours --ours-backends first_party --time-budget 100"
+for pass in $(seq 1 ${PASSES:-2}); do
   $H --out $OUT/B$pass > /tmp/B.log 2>&1 || tail -20 /tmp/B.log
   swap_to_a; $H --out $OUT/A$pass > /tmp/A.log 2>&1 || tail -20 /tmp/A.log; swap_to_b
   echo "pass $pass $(( $(date +%s) - t0 )) s"

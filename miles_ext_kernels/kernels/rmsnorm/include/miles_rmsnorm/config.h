@@ -160,21 +160,14 @@ constexpr int kSmallBackwardMaxBlock = 512;
 constexpr int kSmallBackwardMaxRowGroups = 16;
 constexpr int kSmallBackwardBatch = 4;  // rows loaded together where a row group has more than 2
 // A call spreads over several clusters where one cluster's CTAs would each move more than
-// kSmallClusterBytes of g, x and dx (6 bytes * rows * a CTA's columns: an SM streams only so
-// much of a cold call, H200 probe, docs/kernels.md step 42): one cluster for every
-// kSmallClusterRows rows, at most
-// kSmallMaxGridCtas CTAs in all and as many clusters as keep the fold of a CTA's column slice
-// within kSmallFoldBytes of FP64 partial sums (the last CTA to arrive reads them all).
+// kSmallClusterBytes of g, x and dx (6 bytes * rows * a CTA's columns; docs/kernels.md step 42):
+// one cluster for every kSmallClusterRows rows, at most kSmallMaxClusters (128 CTAs at 16 a
+// cluster). The last CTA of a column slice holds every cluster's partial of a column in registers
+// at once (fold_cluster_partials), kSmallFoldColumns columns a pass (the shapes the package routes
+// here give a thread one to three columns).
 constexpr int64_t kSmallClusterBytes = 48 * 1024;
 constexpr int kSmallClusterRows = 8;
-constexpr int kSmallMaxGridCtas = 128;
-constexpr int kSmallFoldBytes = 16 * 1024;
-// At most kSmallMaxClusters clusters: the last CTA of a column slice holds every cluster's partial
-// of a column in registers at once (the fold caps above allow no more than 8 clusters at any
-// hidden size above 256, and the rows the package routes here at hidden <= 256 fit one cluster).
 constexpr int kSmallMaxClusters = 8;
-// Columns a thread of that CTA folds at once, a pass (the shapes the package routes here give a
-// thread one to three columns: one pass or two).
 constexpr int kSmallFoldColumns = 2;
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
@@ -192,17 +185,13 @@ inline void small_backward_columns(SmallBackwardShape& s, int max_ctas) {
 }
 
 // Clusters of a call of `rows` rows at the column split `s16` (the 16-CTA shape's): one while a
-// CTA moves at most kSmallClusterBytes, else one per kSmallClusterRows rows within the CTA, fold
-// and cluster caps. A function of (rows, hidden) only.
+// CTA moves at most kSmallClusterBytes, else one per kSmallClusterRows rows, at most
+// kSmallMaxClusters. A function of (rows, hidden) only.
 inline int small_backward_clusters(int64_t rows, const SmallBackwardShape& s16) {
   const int64_t cta_bytes = 6 * rows * s16.slice * 8;  // a CTA's slice of g, x and dx
   if (cta_bytes <= kSmallClusterBytes) return 1;
-  const int by_ctas = kSmallMaxGridCtas / s16.ctas;
-  const int by_fold = kSmallFoldBytes / (s16.slice * 8 * 8);
-  int most = by_ctas < by_fold ? by_ctas : by_fold;
-  if (most > kSmallMaxClusters) most = kSmallMaxClusters;
   const int64_t want = (rows + kSmallClusterRows - 1) / kSmallClusterRows;
-  return want < most ? static_cast<int>(want) : most;
+  return want < kSmallMaxClusters ? static_cast<int>(want) : kSmallMaxClusters;
 }
 
 // The launch shape for `rows` >= 1 rows with clusters of at most `max_ctas` CTAs. The rows are
