@@ -708,9 +708,10 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
 # (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
 # launcher runs the grid as one thread-block cluster that folds the chunks through distributed
 # shared memory.
-# (The small-batch program serves such calls above H = 512 since it spans several clusters,
-# step 42.)
-FOLD_CASES = [(64, 256), (48, 256), (512, 256), (40, 512), (130, 512), (300, 128), (1024, 64)]
+# The cases are calls the main program still serves, past the small-batch windows, with 8-16
+# chunks: at H <= 256 only since step 54 (the small-batch program takes up to 384 rows at
+# 264-512, where more rows take more than 16 chunks, and every such call above H = 512, step 42).
+FOLD_CASES = [(264, 256), (296, 256), (400, 256), (512, 256), (300, 128), (600, 64), (1024, 64)]
 
 
 def _fold_limit(hidden: int) -> int:
@@ -777,7 +778,7 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
 
 def test_one_cluster_fold_replays_in_a_cuda_graph():
     _needs_the_fold()
-    hidden, rows = 512, 130
+    hidden, rows = 256, 296
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
     assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)

@@ -158,7 +158,7 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
             above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
                 for rows in (1, 2, 4, 5, 8, 9, 16, 17, 20, 21, 28, 29, 31, 32, 33, 40, 41, 48, 49,
-                             64, 65, 128, 129, 192, 193, 256, 257, 4096):
+                             64, 65, 128, 129, 192, 193, 256, 257, 384, 385, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
                     small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
@@ -178,9 +178,9 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
                         assert record.kernel == "miles_rmsnorm_bwd"
     # the measured windows: the first rows of every hidden size up to 8192, to the band's limit
     assert [SPEC.small_backward_window(h) for h in (
-        64, 512, 520, 1024, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192, 8200)] == [
-        (0, 32), (0, 32), (0, 256), (0, 256), (0, 256), (0, 256), (0, 128), (0, 128), (0, 128),
-        (0, 128), (0, 256), (0, 256), (0, 0)]
+        64, 256, 264, 512, 520, 1024, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192, 8200)] == [
+        (0, 256), (0, 256), (0, 384), (0, 384), (0, 256), (0, 256), (0, 256), (0, 256), (0, 128),
+        (0, 128), (0, 128), (0, 128), (0, 256), (0, 256), (0, 0)]
     for hidden in range(64, 16385, 8):
         window = SPEC.small_backward_window(hidden)
         assert (window[0] == 0 and window[1] >= 16) == (SPEC.backward_config(hidden)["vpt"] == 1)

@@ -124,13 +124,14 @@ SMALL_CLUSTER_ROWS = 8
 SMALL_MAX_CLUSTERS = 8
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
 # band, up to where the main program overtakes it on the H200 (small-batch / main program, us,
-# cold L2). Up to H = 512 past one cluster (step 42: 33 x 256 4.62 / 4.40, 33 x 512 4.95 /
-# 4.75, 64 x 256 4.48 / 4.37); 520 to 4096 to 256 rows (step 42: 33 x 768 5.05 / 5.14, 256 x
-# 768 6.38 / 7.63, 256 x 1024 6.40 / 6.72, 256 x 4096 8.73 / 9.49). Above 4096 since step 53's
-# eight clusters (session 23): 4104 to 6144 to 128 rows (128 x 5120 7.40 / 9.78, 128 x 6144
-# 7.77 / 10.63; 192 x 5120 15.97 / 11.05, 192 x 6144 16.26 / 11.86), 6152 to 8192 to 256 rows
-# (192 x 8192 11.24 / 13.76, 256 x 8192 12.19 / 13.32).
-SMALL_WINDOWS = ((512, 32), (4096, 256), (6144, 128), (8192, 256))
+# cold L2). 520 to 4096 to 256 rows (step 42: 33 x 768 5.05 / 5.14, 256 x 768 6.38 / 7.63, 256 x
+# 1024 6.40 / 6.72, 256 x 4096 8.73 / 9.49). Since steps 52-54 (session 23: the fold loads every
+# cluster's partial at once, up to eight clusters): up to H = 256 to 256 rows (256 x 256 5.01 /
+# 5.24, 384 x 256 5.74 / 5.47; H below 256 not measured), 264 to 512 to 384 rows (384 x 512
+# 6.46 / 7.19, 512 x 512 6.80 / 6.66), 4104 to 6144 to 128 rows (128 x 5120 7.40 / 9.78, 128 x
+# 6144 7.77 / 10.63; 192 x 5120 15.97 / 11.05, 192 x 6144 16.26 / 11.86), 6152 to 8192 to 256
+# rows (192 x 8192 11.24 / 13.76, 256 x 8192 12.19 / 13.32).
+SMALL_WINDOWS = ((256, 256), (512, 384), (4096, 256), (6144, 128), (8192, 256))
 
 
 def _pow2_ceil(value: int) -> int:

@@ -7,13 +7,15 @@
 # (step 51): SUITE_FIRST=1 FAMILIES=plain,residual bash ab22.sh. Session 23 (steps 52-53) ran it
 # as call 3 (the same) and call 4 (SUITE_FIRST=1 ROWS=48,64,96,128,192,256 HIDDEN=5120,6144,8192
 # HARNESS="python3 docs/bench/h200/probes/2026-12-01-session23/rows_ab.py" PASSES=1: rows off
-# the grid, one pass).
+# the grid, one pass); call 6 ran .device/ab24.sh of the session 23 notes (NO_SUITE=1: the
+# second harness call of one device call).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 PYTHONUNBUFFERED=1
 PKG=miles_ext_kernels/kernels/rmsnorm
 swap_to_a() { mv $PKG /tmp/pkgB && cp -r .device/pkgA/$PKG $PKG; }
 swap_to_b() { rm -rf $PKG && mv /tmp/pkgB $PKG; }
 suite() {
+  [ -n "$NO_SUITE" ] && return
   python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee $OUT/suite.log | tail -2
   echo "suite $(( $(date +%s) - t0 )) s"
 }
