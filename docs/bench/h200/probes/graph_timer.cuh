@@ -45,3 +45,12 @@ float time_graph(F launch, cudaStream_t s, bool cold) {
   if (cold) { cudaGraphExec_t gf = build(false); t -= run(gf); cudaGraphExecDestroy(gf); }
   return t;
 }
+
+// The probes' stream, with unbuffered output and the flush buffer allocated (sessions 22-23).
+inline cudaStream_t probe_stream() {
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  cudaMalloc(&g_flush, g_flush_bytes);
+  return s;
+}

@@ -16,33 +16,16 @@ using namespace miles_rmsnorm;
 using XT = __nv_bfloat16;
 
 #include "../graph_timer.cuh"  // time_graph, g_flush
-#include "../probe_inputs.cuh"  // dev_random
+#include "../small_backward_inputs.cuh"  // small_backward_inputs
 
 template <bool PF>
 void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
-  const size_t bytes = (size_t)rows * hidden * 2;
-  BackwardParams p{};
-  p.g = dev_random(bytes, 1u + rows, false);
-  p.x = dev_random(bytes, 2u + hidden, false);
-  p.g_h = residual ? dev_random(bytes, 3u, false) : nullptr;
-  p.w = dev_random(hidden * 2, 4u, true);
-  std::vector<float> hr(rows);
-  for (int i = 0; i < rows; ++i) hr[i] = 0.7f + 0.01f * i;
-  float* r; cudaMalloc(&r, rows * 4); cudaMemcpy(r, hr.data(), rows * 4, cudaMemcpyHostToDevice);
-  p.rstd = r;
-  cudaMalloc(&p.dx, bytes);
-  cudaMalloc(&p.dw, hidden * 4);
   const SmallBackwardShape s = small_backward_shape(rows, hidden);
-  cudaMalloc(&p.partial, (size_t)s.clusters * hidden * 8);
-  cudaMalloc(&p.counters, 64 * 4); cudaMemset(p.counters, 0, 64 * 4);
-  p.rows = rows; p.hidden = hidden; p.heads = 1;
-  p.g_addr = {hidden, 0}; p.x_addr = {hidden, 0}; p.gh_addr = {hidden, 0};
-  p.flags = residual ? kResidual : 0; p.tpr = s.tpr;
+  BackwardParams p = small_backward_inputs(rows, hidden, residual, s.clusters, s.tpr);
+  cudaError_t e;
+  const std::vector<float> ref_dw = package_dw(p, s, st, &e);
+  std::vector<float> got_dw(hidden);
   auto pkg = [&](cudaStream_t t) { miles_rmsnorm_backward_small_launch(&p, &s, kBF16, kBF16, t); };
-  pkg(st);
-  cudaError_t e = cudaDeviceSynchronize();
-  std::vector<float> ref_dw(hidden), got_dw(hidden);
-  cudaMemcpy(ref_dw.data(), p.dw, hidden * 4, cudaMemcpyDeviceToHost);
   const float warm = time_graph(pkg, st, false), cold = time_graph(pkg, st, true);
   printf("%3d x %5d %-8s clusters %d ctas %2d block %3d groups %2d rows/group %2d | package warm %5.2f cold %5.2f (%s)\n",
          rows, hidden, residual ? "residual" : "plain", s.clusters, s.ctas, s.block, s.row_groups,
@@ -110,14 +93,11 @@ void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
     printf("\n");
   }
   cudaFree(stamps);
-  cudaFree((void*)p.g); cudaFree((void*)p.x); if (residual) cudaFree((void*)p.g_h); cudaFree((void*)p.w);
-  cudaFree(r); cudaFree(p.dx); cudaFree(p.dw); cudaFree(p.partial); cudaFree(p.counters);
+  free_small_backward_inputs(p);
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaStream_t s; cudaStreamCreate(&s);
-  cudaMalloc(&g_flush, g_flush_bytes);
+  cudaStream_t s = probe_stream();
   for (int pass = 0; pass < 1; ++pass) {
     for (int hidden : {4096, 6144, 8192}) {
       for (bool res : {false, true}) {

@@ -107,16 +107,22 @@ def replace_once(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def stamped(header: str) -> str:
-    """The stamped header from the package header's text."""
+def kernel_copy(header: str, name: str, parameter: str, entry: str) -> str:
+    """The package header's backward_small_kernel renamed `name`, with the template parameter
+    `parameter` added last and the lines `entry` at its top (session 23's make_tail.py too)."""
     start = header.index("template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, "
                          "int CONTRACT>\n__global__")
-    end = header.rindex("}  // namespace miles_rmsnorm")
-    k = header[start:end].replace("backward_small_kernel(", "stamped_kernel(")
-    k = replace_once(k, "int CONTRACT>\n__global__", "int CONTRACT, bool PREFETCH = false>\n__global__")
-    k = replace_once(k, "  namespace cg = cooperative_groups;\n",
-                     "  namespace cg = cooperative_groups;\n  unsigned long long st[12];\n"
-                     "  st[0] = gtime();\n  st[8] = clock64();\n")
+    k = header[start:header.rindex("}  // namespace miles_rmsnorm")]
+    k = replace_once(k, "backward_small_kernel(", f"{name}(")
+    k = replace_once(k, "int CONTRACT>\n__global__", f"int CONTRACT, {parameter}>\n__global__")
+    cg = "  namespace cg = cooperative_groups;\n"
+    return replace_once(k, cg, cg + entry)
+
+
+def stamped(header: str) -> str:
+    """The stamped header from the package header's text."""
+    k = kernel_copy(header, "stamped_kernel", "bool PREFETCH = false",
+                    "  unsigned long long st[12];\n  st[0] = gtime();\n  st[8] = clock64();\n")
     k = replace_once(k, "  RegisterWeights<WT, 1> w;",
                      "  st[10] = gtime_after_i(end + j + row_warp + static_cast<int>(batch_bytes));"
                      "\n  RegisterWeights<WT, 1> w;")
@@ -144,8 +150,13 @@ def stamped(header: str) -> str:
     return PROLOGUE + k + "}  // namespace miles_rmsnorm\n"
 
 
-if __name__ == "__main__":
-    source = subprocess.run(["git", "show", f"8925380:{SOURCE}"], check=True,
+def generate(commit: str, transform, path: str) -> None:
+    """Writes transform(the package header at commit) to path (session 23's make_tail.py too)."""
+    source = subprocess.run(["git", "show", f"{commit}:{SOURCE}"], check=True,
                             capture_output=True, text=True).stdout
-    with open(sys.argv[1], "w") as out:
-        out.write(stamped(source))
+    with open(path, "w") as out:
+        out.write(transform(source))
+
+
+if __name__ == "__main__":
+    generate("8925380", stamped, sys.argv[1])

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 23, call 5: the GPU suite on the final tree (suite.sh of session 21), then the
+# Session 23, calls 5 and 7: the GPU suite on the tree (suite.sh of session 21), then the
 # harness's backward at T 1-256 (every family, BF16 and FP32 weights, ours only) into $OUT/bwd.
 bash docs/bench/h200/probes/2026-11-30-session21/suite.sh || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache PYTHONUNBUFFERED=1

@@ -11,7 +11,7 @@
 #include <vector>
 #include "../csrc/miles_rmsnorm_bwd_small_kernel.cu"
 #include "../graph_timer.cuh"  // time_graph, g_flush
-#include "../probe_inputs.cuh"  // dev_random
+#include "../small_backward_inputs.cuh"  // small_backward_inputs
 #include "tail_stamped.cuh"  // make_tail.py
 using namespace miles_rmsnorm;
 using XT = __nv_bfloat16;
@@ -33,38 +33,20 @@ static cudaError_t launch_v(const BackwardParams& p, const SmallBackwardShape& s
   return res ? launch_tail<V, true, 4>(p, s, st) : launch_tail<V, false, 4>(p, s, st);
 }
 
-static void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
+static void run_case(cudaStream_t st, unsigned long long* stamps, int rows, int hidden,
+                     bool residual) {
   const size_t bytes = (size_t)rows * hidden * 2;
-  BackwardParams p{};
-  p.g = dev_random(bytes, 1u + rows, false);
-  p.x = dev_random(bytes, 2u + hidden, false);
-  p.g_h = residual ? dev_random(bytes, 3u, false) : nullptr;
-  p.w = dev_random(hidden * 2, 4u, true);
-  std::vector<float> hr(rows);
-  for (int i = 0; i < rows; ++i) hr[i] = 0.7f + 0.01f * i;
-  float* r; cudaMalloc(&r, rows * 4); cudaMemcpy(r, hr.data(), rows * 4, cudaMemcpyHostToDevice);
-  p.rstd = r;
-  cudaMalloc(&p.dx, bytes);
-  cudaMalloc(&p.dw, hidden * 4);
   const SmallBackwardShape s = small_backward_shape(rows, hidden);
-  cudaMalloc(&p.partial, (size_t)s.clusters * hidden * 8);
-  cudaMalloc(&p.counters, 64 * 4); cudaMemset(p.counters, 0, 64 * 4);
-  p.rows = rows; p.hidden = hidden; p.heads = 1;
-  p.g_addr = {hidden, 0}; p.x_addr = {hidden, 0}; p.gh_addr = {hidden, 0};
-  p.flags = residual ? kResidual : 0; p.tpr = s.tpr;
+  BackwardParams p = small_backward_inputs(rows, hidden, residual, s.clusters, s.tpr);
+  cudaError_t e;
+  const std::vector<float> ref_dw = package_dw(p, s, st, &e);
   auto pkg = [&](cudaStream_t t) { miles_rmsnorm_backward_small_launch(&p, &s, kBF16, kBF16, t); };
-  pkg(st);
-  cudaError_t e = cudaDeviceSynchronize();
-  std::vector<float> ref_dw(hidden), got_dw(hidden);
   std::vector<uint16_t> ref_dx(bytes / 2), got_dx(bytes / 2);
-  cudaMemcpy(ref_dw.data(), p.dw, hidden * 4, cudaMemcpyDeviceToHost);
   cudaMemcpy(ref_dx.data(), p.dx, bytes, cudaMemcpyDeviceToHost);
   printf("%3d x %5d %-8s clusters %d ctas %2d block %3d groups %2d rows/group %2d | package warm %5.2f cold %5.2f (%s)\n",
          rows, hidden, residual ? "residual" : "plain", s.clusters, s.ctas, s.block, s.row_groups,
          s.rows_per_group, time_graph(pkg, st, false), time_graph(pkg, st, true), cudaGetErrorString(e));
   const int grid = s.ctas * s.clusters;
-  unsigned long long* stamps; cudaMalloc(&stamps, grid * 8 * 8);
-  cudaMemcpyToSymbol(g_tail_stamps, &stamps, sizeof(stamps));
   const char* vname[4] = {"as is", "counter prefetched", "no dx stores", "both"};
   for (int v = 0; v < 4; ++v) {
     auto launch = [&](cudaStream_t t) {
@@ -79,6 +61,7 @@ static void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
     cudaMemset(p.dx, 0xff, bytes);
     e = launch(st);
     cudaError_t e2 = cudaDeviceSynchronize();
+    std::vector<float> got_dw(hidden);
     cudaMemcpy(got_dw.data(), p.dw, hidden * 4, cudaMemcpyDeviceToHost);
     cudaMemcpy(got_dx.data(), p.dx, bytes, cudaMemcpyDeviceToHost);
     const bool dw_same = std::memcmp(ref_dw.data(), got_dw.data(), hidden * 4) == 0;
@@ -113,20 +96,19 @@ static void run_case(cudaStream_t st, int rows, int hidden, bool residual) {
     for (int i = 1; i < 7; ++i) printf(" %s %.2f/%.2f", names[i], med(lo[i]), med(hi[i]));
     printf("\n");
   }
-  cudaFree(stamps);
-  cudaFree((void*)p.g); cudaFree((void*)p.x); if (residual) cudaFree((void*)p.g_h); cudaFree((void*)p.w);
-  cudaFree(r); cudaFree(p.dx); cudaFree(p.dw); cudaFree(p.partial); cudaFree(p.counters);
+  free_small_backward_inputs(p);
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaStream_t s; cudaStreamCreate(&s);
-  cudaMalloc(&g_flush, g_flush_bytes);
-  run_case(s, 64, 4096, false);
-  run_case(s, 64, 4096, true);
-  run_case(s, 64, 2048, false);
-  run_case(s, 64, 6144, true);
-  run_case(s, 64, 8192, false);
-  run_case(s, 256, 4096, false);
+  cudaStream_t s = probe_stream();
+  unsigned long long* stamps;  // eight a CTA, 128 CTAs at most
+  cudaMalloc(&stamps, 128 * 8 * 8);
+  cudaMemcpyToSymbol(g_tail_stamps, &stamps, sizeof(stamps));
+  run_case(s, stamps, 64, 4096, false);
+  run_case(s, stamps, 64, 4096, true);
+  run_case(s, stamps, 64, 2048, false);
+  run_case(s, stamps, 64, 6144, true);
+  run_case(s, stamps, 64, 8192, false);
+  run_case(s, stamps, 256, 4096, false);
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
 }
