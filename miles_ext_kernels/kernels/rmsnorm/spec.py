@@ -114,7 +114,7 @@ ATOMIC_MEASURED_ROWS = 65536
 # SMALL_CLUSTER_BYTES of g, x and dx; past that, one cluster per SMALL_CLUSTER_ROWS rows, at most
 # SMALL_MAX_CLUSTERS (the last CTA of a column slice folds every cluster's partial at once).
 # It serves the first rows of every hidden size up to 8192, to the band's SMALL_WINDOWS limit:
-# where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42, 53).
+# where it measured faster on the H200 than the main program (docs/kernels.md steps 36-42, 53-54).
 SMALL_PORTABLE_CTAS = 8
 SMALL_MAX_CTAS = 16
 SMALL_MAX_BLOCK = 512
