@@ -613,12 +613,13 @@ def _small_clusters(hidden: int, rows: int) -> int:
 
 
 @pytest.mark.parametrize(("hidden", "rows"), [(768, 200), (1024, 100), (2048, 256), (4096, 77),
-                                              (6144, 64), (8192, 128)])
+                                              (5120, 17), (6144, 64), (8192, 128)])
 def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counters_zero(
         hidden, rows):
     # Several clusters fold dw through the route's workspace: the last CTA of each column slice to
     # arrive adds the clusters' partial sums in cluster order and zeroes its counter, so that the
-    # next call, and every CUDA-graph replay, starts from zero.
+    # next call, and every CUDA-graph replay, starts from zero. 17 x 5120: three row groups, so
+    # three columns a thread of the last CTA, folded in two passes (fold_cluster_partials).
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden)
@@ -628,8 +629,10 @@ def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counte
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     workspace = torch.zeros(rmsnorm_workspace_bytes(hidden, DEV, **FP), dtype=torch.uint8,
                             device=DEV)
-    dx0, dw0 = rmsnorm_backward(g, x, w, rstd, workspace=workspace, **FP)
+    dw0 = torch.full((hidden,), float("nan"), device=DEV)  # poisoned: every column written
+    dx0, _ = rmsnorm_backward(g, x, w, rstd, workspace=workspace, dw=dw0, **FP)
     torch.cuda.synchronize()
+    assert not dw0.isnan().any()
     assert int(workspace[-256:].count_nonzero()) == 0, "counters left non-zero"
     _, _, _, ref_dw = _fp64_reference(x, w, g)
     assert _within_dw_budget(dw0, ref_dw)
