@@ -3,7 +3,8 @@
 The copy is the package's backward_small_kernel as of commit 8925380 (read with `git show`),
 renamed stamped_kernel, with %globaltimer stamps held in registers (stored by thread 0 of each
 CTA at the end) and a template flag PREFETCH that selects the branch-free batch loads measured in
-call 10 (step 50's first build: the values masked right after the loads). Usage, from the
+call 10 (step 50's first build: its loads, read from commit 81f4ba5, with the values masked right
+after them; call 10 ran them written out, `rr` for `at`). Usage, from the
 repository root: python3 docs/bench/h200/probes/2026-12-01-session22/make_stamped.py OUT
 """
 
@@ -42,46 +43,9 @@ __device__ __forceinline__ unsigned long long gtime_after_i(int v) {
 namespace miles_rmsnorm {
 '''
 
-FLAT_LOADS = r'''  // Branch-free: every thread loads every row of the batch (a row past the group's end reads
-  // row 0, a thread past the row's vectors vector 0) and masks the values; the per-head test
-  // once a batch.
-  auto load_batch_flat = [&](int base) {
-    const int jj = live ? j : 0;
-    int rr[B];
-    int64_t og[B], ox[B], oh[B];
-#pragma unroll
-    for (int i = 0; i < B; ++i) {
-      row[i] = base + i;
-      valid[i] = row[i] < end;
-      rr[i] = valid[i] ? row[i] : 0;
-    }
-    if (per_head) {
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        og[i] = row_offset(rr[i], true, p.heads, p.g_addr);
-        ox[i] = row_offset(rr[i], true, p.heads, p.x_addr);
-        oh[i] = residual ? row_offset(rr[i], true, p.heads, p.gh_addr) : 0;
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        og[i] = row_offset(rr[i], false, 1, p.g_addr);
-        ox[i] = row_offset(rr[i], false, 1, p.x_addr);
-        oh[i] = residual ? row_offset(rr[i], false, 1, p.gh_addr) : 0;
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < B; ++i) {
-      r[i] = __ldg(p.rstd + rr[i]);
-      batch.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) + og[i] + jj * 8);
-      batch.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
-      if (residual) {
-        cp_async16(gh_slots + i * static_cast<int>(blockDim.x) + threadIdx.x,
-                   static_cast<const XT*>(p.g_h) + oh[i] + jj * 8);
-      }
-    }
-    if (residual) cp_async_commit();
-#pragma unroll
+# The values masked right after step 50's loads (its first build, measured in call 10), and the
+# template flag PREFETCH choosing them over the kernel's own loads.
+MASKED = r'''#pragma unroll
     for (int i = 0; i < B; ++i) {
       const bool use = valid[i] && live;
       r[i] = valid[i] ? r[i] : 0.0f;
@@ -107,6 +71,22 @@ def replace_once(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
+def package_header(commit: str) -> str:
+    """The package's small-batch header at commit (git show)."""
+    return subprocess.run(["git", "show", f"{commit}:{SOURCE}"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def flat_loads() -> str:
+    """Step 50's branch-free loads (commit 81f4ba5) as load_batch_flat, the values masked."""
+    header = package_header("81f4ba5")
+    start = header.index("  auto load_batch = [&](int base) {")
+    commit = "    if (residual) cp_async_commit();\n"
+    end = header.index(commit, start) + len(commit)
+    loads = header[start:end].replace("auto load_batch =", "auto load_batch_flat =")
+    return loads + MASKED
+
+
 def kernel_copy(header: str, name: str, parameter: str, entry: str) -> str:
     """The package header's backward_small_kernel renamed `name`, with the template parameter
     `parameter` added last and the lines `entry` at its top (session 23's make_tail.py too)."""
@@ -128,7 +108,7 @@ def stamped(header: str) -> str:
                      "\n  RegisterWeights<WT, 1> w;")
     k = replace_once(k, "  int row[B];\n", "  st[11] = gtime();\n  int row[B];\n")
     k = replace_once(k, "  auto load_batch = [&](int base) {", "  auto load_batch_branchy = [&](int base) {")
-    k = replace_once(k, "  load_batch(first);\n", FLAT_LOADS + "  load_batch(first);\n  st[1] = gtime();\n")
+    k = replace_once(k, "  load_batch(first);\n", flat_loads() + "  load_batch(first);\n  st[1] = gtime();\n")
     k = replace_once(k, "  double acc[1][8];", "  st[2] = gtime();\n  double acc[1][8];")
     k = replace_once(k, "    lane_sums_once<B>(dot, s.tpr < 32 ? s.tpr : 32);",
                      "    lane_sums_once<B>(dot, s.tpr < 32 ? s.tpr : 32);\n"
@@ -152,10 +132,8 @@ def stamped(header: str) -> str:
 
 def generate(commit: str, transform, path: str) -> None:
     """Writes transform(the package header at commit) to path (session 23's make_tail.py too)."""
-    source = subprocess.run(["git", "show", f"{commit}:{SOURCE}"], check=True,
-                            capture_output=True, text=True).stdout
     with open(path, "w") as out:
-        out.write(transform(source))
+        out.write(transform(package_header(commit)))
 
 
 if __name__ == "__main__":

@@ -10,16 +10,40 @@
 #include <cstdint>
 #include <vector>
 #include "miles_rmsnorm/cluster.cuh"
+#include "miles_rmsnorm/device.cuh"  // cp_async16
 using namespace miles_rmsnorm;
 
 struct Args {
   const uint8_t* in[3];
   uint8_t* out;
   int64_t pitch;  // bytes of a row
+  // Vector `idx` (KVEC vectors a row) of this CTA's column slice of input t, and of the output.
+  template <int KVEC>
+  __device__ const uint4* in_vector(int t, int idx) const {
+    return reinterpret_cast<const uint4*>(in[t] + slice_offset<KVEC>(idx)) + idx % KVEC;
+  }
+  template <int KVEC>
+  __device__ uint4* out_vector(int idx) const {
+    return reinterpret_cast<uint4*>(out + slice_offset<KVEC>(idx)) + idx % KVEC;
+  }
+  template <int KVEC>
+  __device__ int64_t slice_offset(int idx) const {
+    return (idx / KVEC) * pitch + static_cast<int64_t>(blockIdx.x) * KVEC * 16;
+  }
 };
 
 __device__ __forceinline__ uint4 combine(uint4 a, uint4 b) {
   return make_uint4(a.x ^ b.x, a.y + b.y, a.z ^ (b.z * 3u), a.w - b.w);
+}
+
+// Vector idx of the NR tensors staged in shared memory (R * KVEC vectors each), combined.
+template <int NR, int R, int KVEC>
+__device__ __forceinline__ uint4 combine_staged(const uint8_t* smem, int idx) {
+  const uint4* v = reinterpret_cast<const uint4*>(smem);
+  uint4 o = v[idx];
+#pragma unroll
+  for (int t = 1; t < NR; ++t) o = combine(o, v[t * R * KVEC + idx]);
+  return o;
 }
 
 template <int NR, int R, int S, int THREADS>
@@ -27,30 +51,18 @@ __global__ void __launch_bounds__(THREADS, 1) ldg_kernel(Args a) {
   constexpr int kVec = S / 16;             // vectors of a row slice
   constexpr int kN = R * kVec / THREADS;   // vectors of a tensor a thread
   static_assert(kN * THREADS == R * kVec, "whole vectors");
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * S;
   uint4 v[NR][kN];
 #pragma unroll
   for (int t = 0; t < NR; ++t)
 #pragma unroll
-    for (int k = 0; k < kN; ++k) {
-      const int idx = k * THREADS + threadIdx.x;
-      const int row = idx / kVec, col = idx % kVec;
-      v[t][k] = __ldg(reinterpret_cast<const uint4*>(a.in[t] + row * a.pitch + base) + col);
-    }
+    for (int k = 0; k < kN; ++k) v[t][k] = __ldg(a.in_vector<kVec>(t, k * THREADS + threadIdx.x));
 #pragma unroll
   for (int k = 0; k < kN; ++k) {
     uint4 o = v[0][k];
 #pragma unroll
     for (int t = 1; t < NR; ++t) o = combine(o, v[t][k]);
-    const int idx = k * THREADS + threadIdx.x;
-    const int row = idx / kVec, col = idx % kVec;
-    reinterpret_cast<uint4*>(a.out + row * a.pitch + base)[col] = o;
+    *a.out_vector<kVec>(k * THREADS + threadIdx.x) = o;
   }
-}
-
-__device__ __forceinline__ void cp_async16_(void* smem, const void* g) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(smem)), "l"(g)
-               : "memory");
 }
 
 template <int NR, int R, int S, int THREADS>
@@ -58,26 +70,19 @@ __global__ void __launch_bounds__(THREADS, 1) cpasync_kernel(Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int kVec = S / 16;
   constexpr int kN = R * kVec / THREADS;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * S;
 #pragma unroll
   for (int t = 0; t < NR; ++t)
 #pragma unroll
     for (int k = 0; k < kN; ++k) {
       const int idx = k * THREADS + threadIdx.x;
-      const int row = idx / kVec, col = idx % kVec;
-      cp_async16_(smem + (t * R * kVec + idx) * 16,
-                  reinterpret_cast<const uint4*>(a.in[t] + row * a.pitch + base) + col);
+      cp_async16(smem + (t * R * kVec + idx) * 16, a.in_vector<kVec>(t, idx));
     }
   asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
   // each thread reads back only its own vectors: no barrier needed
 #pragma unroll
   for (int k = 0; k < kN; ++k) {
     const int idx = k * THREADS + threadIdx.x;
-    uint4 o = reinterpret_cast<const uint4*>(smem)[idx];
-#pragma unroll
-    for (int t = 1; t < NR; ++t) o = combine(o, reinterpret_cast<const uint4*>(smem)[t * R * kVec + idx]);
-    const int row = idx / kVec, col = idx % kVec;
-    reinterpret_cast<uint4*>(a.out + row * a.pitch + base)[col] = o;
+    *a.out_vector<kVec>(idx) = combine_staged<NR, R, kVec>(smem, idx);
   }
 }
 
@@ -99,7 +104,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(Args a) {
   const uint32_t b = shared_address(&bar);
   if (threadIdx.x == 0) {
     barrier_init(b, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    barrier_init_fence();
   }
   __syncthreads();
   if (threadIdx.x == 0) barrier_arrive_expect(b, NR * R * S);
@@ -113,14 +118,11 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(Args a) {
 #pragma unroll
   for (int k = 0; k < kN; ++k) {
     const int idx = k * THREADS + threadIdx.x;
-    uint4 o = reinterpret_cast<const uint4*>(smem)[idx];
-#pragma unroll
-    for (int t = 1; t < NR; ++t) o = combine(o, reinterpret_cast<const uint4*>(smem)[t * R * kVec + idx]);
+    const uint4 o = combine_staged<NR, R, kVec>(smem, idx);
     if constexpr (OUT_BULK) {
       reinterpret_cast<uint4*>(smem)[idx] = o;
     } else {
-      const int row = idx / kVec, col = idx % kVec;
-      reinterpret_cast<uint4*>(a.out + row * a.pitch + base)[col] = o;
+      *a.out_vector<kVec>(idx) = o;
     }
   }
   if constexpr (OUT_BULK) {
@@ -184,9 +186,7 @@ void shape(cudaStream_t s) {
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaStream_t s; cudaStreamCreate(&s);
-  cudaMalloc(&g_flush, g_flush_bytes);
+  cudaStream_t s = probe_stream();
   shape<12, 3, 16, 1024>(s);   // residual 16 x 6144, one cluster
   shape<12, 2, 16, 1024>(s);   // plain 16 x 6144
   shape<16, 2, 64, 512>(s);    // 64 x 4096, one cluster
