@@ -240,7 +240,13 @@ def test_ring_forward_gives_the_register_forwards_bits(hidden, contract):
 
 def _forward_spread_rows(hidden: int) -> int:
     """Most rows the forward gives a row group each (the loop-free kernel's window)."""
-    return rmsnorm_spec.forward_spread_rows(rmsnorm_spec.forward_config(hidden))
+    return rmsnorm_spec.forward_spread_rows(rmsnorm_spec.forward_config(hidden), hidden)
+
+
+def _forward_small_batch_rows(hidden: int) -> int:
+    """Most rows of a loop-free call that the launcher treats as a small batch (the 64-register
+    instance, the fixed-width kernel, the split row)."""
+    return rmsnorm_spec.forward_small_batch_rows(rmsnorm_spec.forward_config(hidden))
 
 
 def _row_loop_reference(x, w, residual, **contract):
@@ -275,17 +281,20 @@ def _assert_first_rows_match(ref, x, w, rows, residual=None, where="", **contrac
                                        "zero_centered_gamma": True}])
 @pytest.mark.parametrize("residual", [False, True])
 def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, residual):
-    """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel),
-    and so does the plain form at every T for 1032..8192 (spec.FORWARD_ROWS_HIDDEN); the
-    reference comes from the row-loop kernels. Every row's y, rstd and h_new must have the same
-    bits, every element written."""
+    """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel:
+    its small-batch instance up to forward_small_batch_rows, then the 32-register one), and so
+    does the plain form at every T for 520..8192 (spec.FORWARD_ROWS_HIDDEN); the reference comes
+    from the row-loop kernels. Every row's y, rstd and h_new must have the same bits, every
+    element written."""
     _skip_unless_first_party(hidden, residual=residual)
     limit = _forward_spread_rows(hidden)
+    small = _forward_small_batch_rows(hidden)
+    assert small <= limit
     total = max(limit + 1, 3001)
     x, w, _, u = _inputs(total, hidden, seed=hidden + limit)
     res = u if residual else None
     ref = _row_loop_reference(x, w, res, **contract)
-    for rows in (1, 2, 7, limit, total):
+    for rows in sorted({1, 2, 7, small, small + 1, limit, total}):
         if residual and rows == total:
             continue  # the reference itself
         _assert_first_rows_match(ref, x, w, rows, res, **contract)
@@ -296,12 +305,12 @@ LATENCY_WINDOW_ELEMENTS = rmsnorm_spec.FORWARD_LATENCY_WINDOW_ELEMENTS
 
 @pytest.mark.parametrize("hidden", [2048, 5632, 8192])
 def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
-    """FP32 weights past the spread window and the latency window (forward_policy.h), on the
+    """FP32 weights past small batches and the latency window (forward_policy.h), on the
     records that give every row a group, take the loop-free kernel's form that loads the weights
     after the row reduction; inside either window, the early load. Both must give the row loop's
     bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
-    limit = _forward_spread_rows(hidden)
+    limit = _forward_small_batch_rows(hidden)
     window = LATENCY_WINDOW_ELEMENTS // hidden
     x, w, _, _ = _inputs(window + 2000, hidden, seed=hidden, w_dtype=torch.float32)
     ref = _row_loop_reference(x, w, None)
@@ -311,7 +320,7 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
 
 
 def test_loop_free_forward_reads_per_head_views_in_place():
-    hidden, heads, tokens = 256, 4, 300  # 1200 rows: past the window; 3 tokens: inside it
+    hidden, heads, tokens = 256, 4, 800  # 3200 rows: past the window; 3 tokens: inside it
     _skip_unless_first_party(hidden)
     assert heads * tokens > _forward_spread_rows(hidden) >= 3 * heads
     buffer = torch.randn(tokens, heads, hidden + 128, device=DEV).to(torch.bfloat16)
@@ -330,16 +339,18 @@ def test_loop_free_forward_reads_per_head_views_in_place():
 def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contract):
     """Residual calls of up to 2^21 elements at H 2048-8192 (up to 1024 rows at 6144, whose row
     loop is thread-bound) take the loop-free kernel's small-batch instance whatever their grid
-    (forward_policy.h), larger ones the row loop: the rows on either side of the window's edge
-    must have the same y, rstd and h_new bits, every element written."""
+    (forward_policy.h), larger ones the 32-register instance inside the spread window (up to 384
+    rows at 8192) and the row loop past it: the rows on either side of the window's edge must
+    have the same y, rstd and h_new bits, every element written."""
     _skip_unless_first_party(hidden, residual=True)
     window = rmsnorm_spec.forward_latency_window_rows(hidden, True, 2, True)
     assert window == (1024 if hidden == 6144 else LATENCY_WINDOW_ELEMENTS // hidden)
-    assert window > _forward_spread_rows(hidden)
+    assert window > _forward_small_batch_rows(hidden)
     total = window + 700
     x, w, _, u = _inputs(total, hidden, seed=hidden + 5)
     ref = rmsnorm_forward(x, w, EPS, residual=u, **contract, **FP)  # the row loop
-    for rows in (_forward_spread_rows(hidden) + 1, window, window + 1):
+    for rows in sorted({_forward_small_batch_rows(hidden) + 1, _forward_spread_rows(hidden),
+                        window, window + 1}):
         _assert_first_rows_match(ref, x, w, rows, u, **contract)
 
 
@@ -422,7 +433,7 @@ def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden,
     if not _has_clusters():
         pytest.skip("the split-row forward needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
-    assert rows <= _forward_spread_rows(hidden)
+    assert rows <= _forward_small_batch_rows(hidden)
     x, w, _, u = _inputs(rows, hidden, seed=rows + hidden, w_dtype=w_dtype)
     res = u if residual else None
 
@@ -448,13 +459,13 @@ def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden,
 def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidden, w_dtype):
     """Small batches of BF16 rows, with or without a residual, at the hidden sizes of
     spec.FORWARD_FIXED_HIDDEN take an instance with the row's width fixed at compile time
-    (forward_fixed_kernel), the spread window and the latency window alike; FP16 rows keep the
+    (forward_fixed_kernel), small batches and the latency window alike; FP16 rows keep the
     run-time width. All must give the row loop's y, rstd and h_new bits for every contract on both
     sides of both windows, write every element, and run the kernel they are meant to, with the
     weights' loads first where spec.fixed_forward_weights_first says."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
-    limit = _forward_spread_rows(hidden)
+    limit = _forward_small_batch_rows(hidden)
     # The latency window's edge for BF16 rows, without and with a residual (the residual form's
     # reaches further where the row loop is thread-bound: spec.forward_latency_window).
     w_bytes = 4 if w_dtype == torch.float32 else 2

@@ -37,8 +37,8 @@ int main() {
     std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
-    std::printf("spread %ld %lld\n", h,
-                static_cast<long long>(forward_spread_rows(forward_config(h))));
+    std::printf("small_batch %ld %lld\n", h,
+                static_cast<long long>(forward_small_batch_rows(forward_config(h))));
     std::printf("latency %ld", h);
     const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
     for (long rows : latency_rows) {
@@ -277,8 +277,9 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                     SPEC.forward_ring_bytes(config))
             assert tuple(map(int, numbers)) == want, line
             continue
-        if kind == "spread":  # small and large batches as the launcher tells them apart
-            assert int(numbers[0]) == SPEC.forward_spread_rows(SPEC.forward_config(int(hidden)))
+        if kind == "small_batch":  # small and large batches as the launcher tells them apart
+            config = SPEC.forward_config(int(hidden))
+            assert int(numbers[0]) == SPEC.forward_small_batch_rows(config)
             continue
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
@@ -320,27 +321,41 @@ def test_row_groups_leave_fewer_than_a_warp_of_threads_idle(kind):
         assert c["block"] <= 1024 and c["block"] == c["groups"] * c["tpr"], (hidden, c)
 
 
+def test_forward_spread_window_and_small_batches():
+    # the spread window (a row group per row): 384 CTAs' worth of rows, at most 4096, up to
+    # H = 8192; the small batches inside it, 128 CTAs' worth (config.h mirrors those)
+    expected = {64: 4096, 128: 4096, 256: 3072, 512: 3072, 1024: 1536, 2048: 768, 4096: 384,
+                8192: 384, 8200: 128, 16384: 128}
+    for hidden, rows in expected.items():
+        assert SPEC.forward_spread_rows(SPEC.forward_config(hidden), hidden) == rows, hidden
+    for hidden in SPEC.supported_hidden_sizes():
+        config = SPEC.forward_config(hidden)
+        small = SPEC.forward_small_batch_rows(config)
+        assert small == 128 * config["groups"] <= SPEC.forward_spread_rows(config, hidden)
+
+
 def _past_window(routes: list[str]) -> list[str]:
     return [n for n in routes if "_t" not in n.rsplit("__h", 1)[1]]
 
 
-def test_plain_forward_gives_every_row_a_group_between_1024_and_8192():
-    """Past the spread window the plain form of 1032..8192 takes its `_rows` records (a row
+def test_plain_forward_gives_every_row_a_group_between_512_and_8192():
+    """Past the spread window the plain form of 520..8192 takes its `_rows` records (a row
     group per row at every T: the loop-free kernel); the residual form never does and keeps a
     CTA per rows_per_cta rows up to 8192 (its own `_residual` records above 4096)."""
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for arch, routes in build["routes"].items():
         rows = [n for n in _past_window(routes["fwd"]) if n.endswith("_rows")]
         hidden = [int(n.split("__h")[1].removesuffix("_rows")) for n in rows]
-        assert hidden[0] == 1536 and hidden[-1] == 8192 and 1024 not in hidden, arch
+        assert hidden[0] == 1024 and hidden[-1] == 8192 and 512 not in hidden, arch
         assert not [n for n in routes["fwd_residual"] if n.endswith("_rows")], arch
         for name in rows:
             record = build["modules"][name]
             config = SPEC.forward_config(record["hidden_rule"]["max"])
-            assert record["hidden_rule"]["min"] > 1024
+            assert record["hidden_rule"]["min"] > 512
             assert record["grid_rule"]["rows_per_cta"] == config["groups"], name
             assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name
-            assert record["select_rule"]["above"] == SPEC.forward_spread_rows(config), name
+            top = record["hidden_rule"]["max"]
+            assert record["select_rule"]["above"] == SPEC.forward_spread_rows(config, top), name
         residual = _past_window(routes["fwd_residual"])
         for name in residual:
             record = build["modules"][name]
@@ -349,8 +364,8 @@ def test_plain_forward_gives_every_row_a_group_between_1024_and_8192():
             full = 512 < record["hidden_rule"]["min"] and top <= 8192
             assert (record["grid_rule"]["grid_per_sm"] == 0) == full, name
             assert name.endswith("_residual") == (4096 < top <= 8192), name
-            # the records it shares with the plain form lie outside 1032..8192
-            assert (name in routes["fwd"]) == (not 1024 < top <= 8192), name
+            # the records it shares with the plain form lie outside 520..8192
+            assert (name in routes["fwd"]) == (not 512 < top <= 8192), name
 
 
 def test_ring_forward_only_where_registers_bound_the_bytes_in_flight():
@@ -376,7 +391,7 @@ def test_grid_rules_use_the_rows_a_cta_covers():
         if record["role"] == "fwd":
             # up to forward_spread_rows a row group per row (one group's rows per CTA), then two
             config = SPEC.forward_config(hidden)
-            spread = SPEC.forward_spread_rows(config)
+            spread = SPEC.forward_spread_rows(config, hidden)
             select = record["select_rule"]
             small = select == {"kind": "rows_between", "above": 0, "at_most": spread}
             assert small or select == {"kind": "rows_between", "above": spread, "at_most": None}
@@ -386,7 +401,7 @@ def test_grid_rules_use_the_rows_a_cta_covers():
             # past the spread window, `_rows` records and 513..4096 (the residual form's: up to
             # 8192) launch a CTA per rows_per_cta rows (capped only by CUDA's grid limit);
             # every other record keeps the persistent 16 CTAs an SM
-            top = 8192 if name.endswith("_residual") or not 1024 < hidden <= 8192 else 4096
+            top = 8192 if name.endswith("_residual") or not 512 < hidden <= 8192 else 4096
             full = rows or (not small and 512 < record["hidden_rule"]["min"] and hidden <= top)
             if full:
                 assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name

@@ -73,7 +73,9 @@ FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
 # 36.8 -> 34.6 us, 16384 x 5120 88.4 -> 81.6, 16384 x 8192 138.9 -> 129.8, 65536 x 6144 414.5
 # -> 382.4, 65536 x 8192 549.3 -> 514.1, 1024 x 8192 12.8 -> 11.2; slower at 16384 x 12288
 # (203.3 -> 224.3), 4096 x 512 (4.9 -> 5.1) and with a residual (16384 x 4096 134.8 -> 137.1).
-FORWARD_ROWS_HIDDEN = (1024, 8192)
+# H 520-1024 since session 24 (docs/kernels.md step 55): 1536 x 1024 4.82 -> 3.96 us, 4096 x 1024
+# 7.12 -> 6.04, 65536 x 1024 69.8 -> 66.8, 16384 x 768 18.2 -> 15.4, 65536 x 768 60.6 -> 52.1.
+FORWARD_ROWS_HIDDEN = (512, 8192)
 # The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
 # plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
 # has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,
@@ -83,10 +85,23 @@ FORWARD_RING_STAGES = 3
 FORWARD_RING_MAX_RESIDENT = 768
 # Grid x of a CUDA launch.
 MAX_GRID_X = 2**31 - 1
-# Up to FORWARD_SPREAD_CTAS CTAs' worth of rows, the forward gives every row a row group of its
-# own (grid ceil(T / groups); the kernel sees the grid covers the rows and takes one row per
-# group instead of two), spreading a small batch over twice the SMs.
-FORWARD_SPREAD_CTAS = 128
+# Up to FORWARD_SPREAD_CTAS CTAs' worth of rows, at most FORWARD_SPREAD_MAX_ROWS, the forward
+# gives every row a row group of its own (grid ceil(T / groups); the kernel sees the grid covers
+# the rows and takes the loop-free kernel, one row a group, instead of the row loop's two),
+# spreading a batch over more SMs. 128 CTAs until session 24; 384 measured faster on the H200
+# at every row count it adds (docs/kernels.md step 55: 1536 x 256 3.07 -> 2.65 us, 3072 x 512
+# 4.59 -> 4.26, 384 x 8192 with a residual 9.73 -> 8.84, the per-head view [64, 24 of 32, 256]
+# 3.32 -> 2.81), except where a CTA holds 16 or 32 row groups (H <= 128: 6144 x 128 3.58 ->
+# 3.67, 12288 x 64 3.52 -> 3.67), which the row cap keeps out. Above FORWARD_SPREAD_MAX_HIDDEN
+# (not measured there) the window stays at the small batches' 128 CTAs.
+FORWARD_SPREAD_CTAS = 384
+FORWARD_SPREAD_MAX_ROWS = 4096
+FORWARD_SPREAD_MAX_HIDDEN = 8192
+# Up to FORWARD_SMALL_BATCH_CTAS CTAs' worth of rows (forward_small_batch_rows; config.h
+# mirrors it), a call on a loop-free grid is a small batch: the launcher takes the kernel's
+# small-batch instance (64 registers, the weights loaded first) and may split its rows over a
+# cluster; past it, the 32-register instance.
+FORWARD_SMALL_BATCH_CTAS = 128
 BACKWARD_CTAS_PER_SM = 2
 BACKWARD_MAX_CHUNKS = 264
 BACKWARD_SQRT_ROWS_FACTOR = 4
@@ -190,9 +205,18 @@ def forward_rows_everywhere(lo: int, hi: int) -> bool:
     return lo > low and hi <= high
 
 
-def forward_spread_rows(cfg: dict[str, int]) -> int:
-    """Most rows for which the forward of launch shape ``cfg`` gives each row its own group."""
-    return cfg["groups"] * FORWARD_SPREAD_CTAS
+def forward_spread_rows(cfg: dict[str, int], hidden: int) -> int:
+    """Most rows for which the forward of launch shape ``cfg`` (of ``hidden``) gives each row its
+    own group (the routes' spread window; above FORWARD_SPREAD_MAX_HIDDEN, the small batches)."""
+    if hidden > FORWARD_SPREAD_MAX_HIDDEN:
+        return forward_small_batch_rows(cfg)
+    return min(cfg["groups"] * FORWARD_SPREAD_CTAS, FORWARD_SPREAD_MAX_ROWS)
+
+
+def forward_small_batch_rows(cfg: dict[str, int]) -> int:
+    """Most rows of a call that the forward launcher treats as a small batch on a loop-free grid
+    (mirrors config.h's forward_small_batch_rows)."""
+    return cfg["groups"] * FORWARD_SMALL_BATCH_CTAS
 
 
 # Hidden sizes whose small batches (the spread window and forward_latency_window), with or
@@ -504,7 +528,7 @@ def build_description() -> dict[str, Any]:
     cluster: dict[str, list[str]] = {"fwd": [], "fwd_residual": [], "bwd": [], "bwd_nondet": []}
 
     for lo, hi, cfg in hidden_buckets(forward_config):
-        spread = forward_spread_rows(cfg)
+        spread = forward_spread_rows(cfg, hi)
         full = forward_full_grid(lo, hi)
         full_residual = forward_full_grid(lo, hi, residual=True)
         everywhere = forward_rows_everywhere(lo, hi)

@@ -162,10 +162,10 @@ struct ForwardLaunch {
     // of spec.FORWARD_ROWS_HIDDEN) takes the loop-free kernel, while its row slots fit 32-bit
     // indices. Its CTAs hold one warp's worth of row groups (one group when a row takes a warp or
     // more), so no idle group of a CTA competes with the working ones for issue slots; which CTA
-    // computes a row changes no bit. The spread window takes the small-batch instance (64
-    // registers), and so do the calls of forward_latency_window whatever their grid; past them,
-    // FP32 weights load them after the row reduction (forward_rows_kernel's SMALL_BATCH and
-    // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
+    // computes a row changes no bit. Small batches (forward_small_batch_rows: the first 128 CTAs'
+    // worth of the spread window) take the small-batch instance (64 registers), and so do the
+    // calls of forward_latency_window whatever their grid; past them, FP32 weights load them
+    // after the row reduction (forward_rows_kernel's SMALL_BATCH and LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
     // thread-block clusters a small batch's rows may instead be split over several CTAs each
     // (forward_split_kernel, split_row_ctas).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
@@ -178,7 +178,7 @@ struct ForwardLaunch {
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
       const bool small_batch =
-          p->rows <= miles_rmsnorm::forward_spread_rows(c) || latency_window;
+          p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window;
       int device = 0;
       const RowSplit split = small_batch && cudaGetDevice(&device) == cudaSuccess
                                  ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)

@@ -99,14 +99,15 @@ inline int64_t forward_ring_bytes(const RowConfig& c) {
   return static_cast<int64_t>(kForwardRingStages) * c.rows_per_group * c.vpt * c.block * 16;
 }
 
-// Most rows for which the forward gives each row a row group of its own (mirrors
-// spec.forward_spread_rows). The launcher uses it to tell a small batch from a large one on
-// the records that give every row a group (spec.FORWARD_ROWS_HIDDEN): FP32 weights past it
-// load the weights after the row reduction (forward_rows_kernel's LATE_WEIGHTS).
-constexpr int kForwardSpreadCtas = 128;  // spec.FORWARD_SPREAD_CTAS
+// Most rows of a call on a loop-free grid (a row group for every row) that the launcher treats
+// as a small batch (mirrors spec.forward_small_batch_rows): the kernel's small-batch instance,
+// and the row split over a cluster where that applies; past it, on the records that give every
+// row a group (spec.FORWARD_ROWS_HIDDEN and the spread window, spec.forward_spread_rows), FP32
+// weights load the weights after the row reduction (forward_rows_kernel's LATE_WEIGHTS).
+constexpr int kForwardSmallBatchCtas = 128;  // spec.FORWARD_SMALL_BATCH_CTAS
 
-inline int64_t forward_spread_rows(const RowConfig& c) {
-  return static_cast<int64_t>(c.groups) * kForwardSpreadCtas;
+inline int64_t forward_small_batch_rows(const RowConfig& c) {
+  return static_cast<int64_t>(c.groups) * kForwardSmallBatchCtas;
 }
 
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)

@@ -276,7 +276,7 @@ constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCentere
 // FORM: the call's form (kForwardFormMask bits), fixed at compile time: the kernel holds no
 // branch on the contract or the residual (with the four contracts' stores and the residual's
 // block in one kernel, a small call measured 0.1-0.2 us slower; docs/kernels.md, step 43).
-// SMALL_BATCH: the spread window (forward_spread_rows), where a call's time is one row's latency:
+// SMALL_BATCH: small batches (forward_small_batch_rows), where a call's time is one row's latency:
 // up to 64 registers a thread, so the residual form's loads go out together (at 32 they spilled
 // 8 bytes; 0.05-0.15 us a call, step 43). Past it the kernel streams at 32 registers, and FP32
 // weights are loaded late (LATE_WEIGHTS): after the row reduction instead of with the row, one
