@@ -122,18 +122,20 @@ __device__ __forceinline__ void small_column_sums(const BackwardParams& p,
   }
 }
 
-// dw of kSmallFoldColumns columns, `col` and every blockDim.x-th after it below `end`, from the
-// clusters' FP64 partials [clusters][hidden]: added in cluster order and rounded once. Every load
-// is issued before the first addition, one L2 round trip: the loop that loaded a cluster's
-// partial after adding the previous one's took 0.9-1.2 us of a call of 4-8 clusters (64 x 4096,
-// 64 x 8192; H200 stamps, docs/kernels.md step 52). A cluster past s.clusters adds +0, which
-// changes no sum: no partial is -0 (every sum starts at +0, and +0 + -0 is +0).
+// dw of K columns, `col` and every blockDim.x-th after it below `end`, from the clusters' FP64
+// partials [clusters][hidden]: added in cluster order and rounded once. Every load is issued
+// before the first addition, one L2 round trip: the loop that loaded a cluster's partial after
+// adding the previous one's took 0.9-1.2 us of a call of 4-8 clusters (64 x 4096, 64 x 8192;
+// H200 stamps, docs/kernels.md step 52). A cluster past s.clusters adds +0, which changes no sum:
+// no partial is -0 (every sum starts at +0, and +0 + -0 is +0). K: 1 where the CTA has a thread
+// for every column of its slice, else kSmallFoldColumns (the same additions either way).
+template <int K>
 __device__ __forceinline__ void fold_cluster_partials(const BackwardParams& p,
                                                       const SmallBackwardShape& s, int64_t col,
                                                       int64_t end) {
-  double part[kSmallFoldColumns][kSmallMaxClusters];
+  double part[K][kSmallMaxClusters];
 #pragma unroll
-  for (int k = 0; k < kSmallFoldColumns; ++k) {
+  for (int k = 0; k < K; ++k) {
     const int64_t at = col + k * static_cast<int64_t>(blockDim.x);
 #pragma unroll
     for (int c = 0; c < kSmallMaxClusters; ++c) {
@@ -141,7 +143,7 @@ __device__ __forceinline__ void fold_cluster_partials(const BackwardParams& p,
     }
   }
 #pragma unroll
-  for (int k = 0; k < kSmallFoldColumns; ++k) {
+  for (int k = 0; k < K; ++k) {
     const int64_t at = col + k * static_cast<int64_t>(blockDim.x);
     double sum = part[k][0];
 #pragma unroll
@@ -183,8 +185,12 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
   const int cols = s.slice * 8;
   const int64_t begin = static_cast<int64_t>(cta) * cols;
   const int64_t end = begin + cols < p.hidden ? begin + cols : p.hidden;
-  for (int64_t col = begin + threadIdx.x; col < end; col += kSmallFoldColumns * blockDim.x) {
-    fold_cluster_partials(p, s, col, end);
+  if (end - begin <= static_cast<int64_t>(blockDim.x)) {
+    if (begin + threadIdx.x < end) fold_cluster_partials<1>(p, s, begin + threadIdx.x, end);
+  } else {
+    for (int64_t col = begin + threadIdx.x; col < end; col += kSmallFoldColumns * blockDim.x) {
+      fold_cluster_partials<kSmallFoldColumns>(p, s, col, end);
+    }
   }
   if (threadIdx.x == 0) p.counters[cta] = 0u;
 }

@@ -164,8 +164,10 @@ constexpr int kSmallBackwardBatch = 4;  // rows loaded together where a row grou
 // kSmallClusterBytes of g, x and dx (6 bytes * rows * a CTA's columns; docs/kernels.md step 42):
 // one cluster for every kSmallClusterRows rows, at most kSmallMaxClusters (128 CTAs at 16 a
 // cluster). The last CTA of a column slice holds every cluster's partial of a column in registers
-// at once (fold_cluster_partials), kSmallFoldColumns columns a pass (the shapes the package routes
-// here give a thread one to three columns).
+// at once (fold_cluster_partials): one column a thread where the CTA has a thread for every
+// column of its slice (3-4% of a multi-cluster call at H <= 4096 against two a pass, most of
+// them predicated off; docs/kernels.md step 56), else kSmallFoldColumns columns a pass (the
+// shapes the package routes here give a thread one to three columns).
 constexpr int64_t kSmallClusterBytes = 48 * 1024;
 constexpr int kSmallClusterRows = 8;
 constexpr int kSmallMaxClusters = 8;
