@@ -68,7 +68,7 @@ FORWARD_FULL_GRID_HIDDEN = (512, 4096)
 FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
 # Between these hidden sizes (exclusive, inclusive) the plain forward (no residual) gives every
 # row a row group of its own at every T: the loop-free kernel, 32 registers a thread, four CTAs
-# an SM (FP32 weights past the spread window load the weights after the row reduction).
+# an SM (FP32 weights past the small batches load the weights after the row reduction).
 # Measured on the H200 against the previous records (docs/kernels.md step 26): 16384 x 2048
 # 36.8 -> 34.6 us, 16384 x 5120 88.4 -> 81.6, 16384 x 8192 138.9 -> 129.8, 65536 x 6144 414.5
 # -> 382.4, 65536 x 8192 549.3 -> 514.1, 1024 x 8192 12.8 -> 11.2; slower at 16384 x 12288
@@ -89,11 +89,11 @@ MAX_GRID_X = 2**31 - 1
 # gives every row a row group of its own (grid ceil(T / groups); the kernel sees the grid covers
 # the rows and takes the loop-free kernel, one row a group, instead of the row loop's two),
 # spreading a batch over more SMs. 128 CTAs until session 24; 384 measured faster on the H200
-# at every row count it adds (docs/kernels.md step 55: 1536 x 256 3.07 -> 2.65 us, 3072 x 512
-# 4.59 -> 4.26, 384 x 8192 with a residual 9.73 -> 8.84, the per-head view [64, 24 of 32, 256]
-# 3.32 -> 2.81), except where a CTA holds 16 or 32 row groups (H <= 128: 6144 x 128 3.58 ->
-# 3.67, 12288 x 64 3.52 -> 3.67), which the row cap keeps out. Above FORWARD_SPREAD_MAX_HIDDEN
-# (not measured there) the window stays at the small batches' 128 CTAs.
+# (or level) at every row count it adds (docs/kernels.md step 55: 1536 x 256 3.07 -> 2.65 us,
+# 3072 x 512 4.59 -> 4.26, 384 x 8192 with a residual 9.73 -> 8.84, the per-head view
+# [64, 24 of 32, 256] 3.32 -> 2.81), except where a CTA holds 16 or 32 row groups (H <= 128:
+# 6144 x 128 3.58 -> 3.67, 12288 x 64 3.52 -> 3.67), which the row cap keeps out. Above
+# FORWARD_SPREAD_MAX_HIDDEN (not measured there) the window stays at the small batches' 128 CTAs.
 FORWARD_SPREAD_CTAS = 384
 FORWARD_SPREAD_MAX_ROWS = 4096
 FORWARD_SPREAD_MAX_HIDDEN = 8192
@@ -219,7 +219,7 @@ def forward_small_batch_rows(cfg: dict[str, int]) -> int:
     return cfg["groups"] * FORWARD_SMALL_BATCH_CTAS
 
 
-# Hidden sizes whose small batches (the spread window and forward_latency_window), with or
+# Hidden sizes whose small batches (forward_small_batch_rows and forward_latency_window), with or
 # without a residual, take a forward instance of their own with BF16 activations
 # (forward_fixed_kernel, same bits; forward_policy.h mirrors the list). Each is a whole number of
 # vectors a thread of forward_config, with rows of two warps or more.
@@ -237,7 +237,7 @@ def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
     return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
 
 
-# Past the spread window, calls at H 2048..8192 of up to this many elements still take the
+# Past the small batches, calls at H 2048..8192 of up to this many elements still take the
 # small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of
 # FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured 7-15% faster on the H200 for the
 # first two, docs/kernels.md step 44, and 2-5% for the third in the harness, step 46).
@@ -260,8 +260,8 @@ def residual_row_loop_thread_bound(hidden: int) -> bool:
 
 def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes: int,
                            bf16_rows: bool) -> bool:
-    """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch path past the spread
-    window (``forward_latency_window`` in forward_policy.h); ``bf16_rows``: BF16 activations."""
+    """Whether a forward call of ``rows`` x ``hidden`` takes the small-batch path past the small
+    batches (``forward_latency_window`` in forward_policy.h); ``bf16_rows``: BF16 activations."""
     low, high = FORWARD_LATENCY_WINDOW_HIDDEN
     if not low <= hidden <= high:
         return False
@@ -277,7 +277,7 @@ def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes:
 def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
                                 bf16_rows: bool) -> int:
     """The most rows a forward call at ``hidden`` of this form takes the small-batch path for
-    past the spread window (0 where forward_latency_window admits none): the window is a prefix
+    past the small batches (0 where forward_latency_window admits none): the window is a prefix
     of the row counts."""
     most = max(FORWARD_LATENCY_WINDOW_ELEMENTS // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
     while most > 0 and not forward_latency_window(most, hidden, residual, weight_bytes, bf16_rows):

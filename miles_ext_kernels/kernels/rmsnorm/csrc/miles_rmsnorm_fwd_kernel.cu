@@ -165,9 +165,10 @@ struct ForwardLaunch {
     // computes a row changes no bit. Small batches (forward_small_batch_rows: the first 128 CTAs'
     // worth of the spread window) take the small-batch instance (64 registers), and so do the
     // calls of forward_latency_window whatever their grid; past them, FP32 weights load them
-    // after the row reduction (forward_rows_kernel's SMALL_BATCH and LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
-    // thread-block clusters a small batch's rows may instead be split over several CTAs each
-    // (forward_split_kernel, split_row_ctas).
+    // after the row reduction (forward_rows_kernel's SMALL_BATCH and LATE_WEIGHTS). Each
+    // instance is built for one form of the call (for_form). On GPUs with thread-block clusters
+    // a small batch's rows may instead be split over several CTAs each (forward_split_kernel,
+    // split_row_ctas).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0,

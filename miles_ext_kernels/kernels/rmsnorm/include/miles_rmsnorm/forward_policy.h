@@ -63,12 +63,13 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
   return false;
 }
 
-// Whether a call past the spread window still takes the small-batch path (forward_fixed_kernel
-// where it has an instance, else forward_rows_kernel with SMALL_BATCH: one row a row group, up to
-// 64 registers, the weights loaded with the row) instead of the streaming kernels, at H 2048-8192
-// up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192): the residual form, FP32 weights, and
-// BF16 rows at the fixed instance's hidden sizes. There the row loop (the residual form) and the
-// 32-register instance, which loads FP32 weights after the row reduction, measured 7-15% slower
+// Whether a call past the small batches (forward_small_batch_rows) still takes the small-batch
+// path (forward_fixed_kernel where it has an instance, else forward_rows_kernel with SMALL_BATCH:
+// one row a row group, up to 64 registers, the weights loaded with the row) instead of the
+// streaming kernels, at H 2048-8192 up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192):
+// the residual form, FP32 weights, and BF16 rows at the fixed instance's hidden sizes. There the
+// row loop (the residual form) and the 32-register instance, which loads FP32 weights after the
+// row reduction, measured 7-15% slower
 // (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13 against
 // 4.66; docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed one (512
 // x 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x 8192 with
