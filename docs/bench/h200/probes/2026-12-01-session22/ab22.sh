@@ -11,7 +11,10 @@
 # second harness call of one device call).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 PYTHONUNBUFFERED=1
-PKG=miles_ext_kernels/kernels/rmsnorm
+# PKG: the tree swapped for A (session 25's call 1 swapped the whole runtime: PKG=miles_ext_kernels);
+# A_MODULES: the modules built for A (session 25: "miles_rmsnorm_bwd_small miles_rmsnorm_bwd").
+PKG=${PKG:-miles_ext_kernels/kernels/rmsnorm}
+A_MODULES=${A_MODULES:-miles_rmsnorm_bwd_small}
 swap_to_a() { mv $PKG /tmp/pkgB && cp -r .device/pkgA/$PKG $PKG; }
 swap_to_b() { rm -rf $PKG && mv /tmp/pkgB $PKG; }
 suite() {
@@ -22,7 +25,7 @@ suite() {
 t0=$(date +%s)
 python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 > /tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
 [ -n "$SUITE_FIRST" ] && suite
-swap_to_a; python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 --module miles_rmsnorm_bwd_small >/dev/null || exit 1; swap_to_b
+swap_to_a; python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 $(printf -- '--module %s ' $A_MODULES) >/dev/null || exit 1; swap_to_b
 echo "builds $(( $(date +%s) - t0 )) s"
 H="${HARNESS:-python3 -m benchmarks.rmsnorm} --device cuda --only bwd --no-plots --no-host-overhead --rows ${ROWS:-1,16,64,256} --families ${FAMILIES:-plain,residual} --hidden ${HIDDEN:-1024,2048,4096,5120,6144,8192} --weights bf16 --candidates ours --ours-backends first_party --time-budget 100"
 for pass in $(seq 1 ${PASSES:-2}); do
