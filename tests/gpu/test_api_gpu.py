@@ -19,7 +19,9 @@ from miles_ext_kernels.cake import (  # noqa: E402
     rmsnorm_backward,
     rmsnorm_forward,
     rmsnorm_workspace,
+    rmsnorm_workspace_bytes,
 )
+from miles_ext_kernels.cake.backends import programs  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 DEV = torch.device("cuda")
@@ -139,6 +141,47 @@ def test_cuda_graph_capture_replays_identical_bits_without_allocating():
     assert torch.cuda.memory_stats()["allocation.all.allocated"] == before
     assert torch.equal(y, first[0]) and torch.equal(x.grad, first[1])
     assert torch.equal(w.grad, first[2])
+
+
+@pytest.mark.parametrize("rows", [64, 4096], ids=["small-batch", "main"])
+def test_graphs_captured_on_a_cold_stream_do_not_depend_on_each_other(rows):
+    # torch.cuda.graph's pattern warms up on a side stream and captures on another, which has no
+    # cached workspace yet. A buffer allocated inside a capture is zeroed only by that graph's
+    # replay, so each captured call gets its own, zeroed by a node of its graph, and none is
+    # cached or kept by a launch plan: graphs replay in any order with the eager bits.
+    hidden = 2048
+    _require_programs(hidden)
+    x, _, w, g1 = _data(rows, hidden, seed=1)
+    g2 = torch.randn_like(g1)
+    _, rstd = rmsnorm_forward(x, w)
+    want1 = rmsnorm_backward(g1, x, w, rstd)  # eager, on the default stream: builds and loads
+    want2 = rmsnorm_backward(g2, x, w, rstd)
+    nbytes = rmsnorm_workspace_bytes(hidden, DEV)
+    assert nbytes > 0
+    programs.clear_workspace_cache()  # torch's side streams come from a pool, maybe used before
+    stream = torch.cuda.Stream()
+    graphs, results = [], []
+    for grad in (g1, g2):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            # Poison: a freed buffer of the workspace's size, filled at replay just before the
+            # call, whose block the call's workspace may take.
+            junk = torch.full((nbytes,), 255, dtype=torch.uint8, device=DEV)
+            del junk
+            results.append(rmsnorm_backward(grad, x, w, rstd))
+        graphs.append(graph)
+    assert not [key for key in programs._WORKSPACES if key[1] == stream.cuda_stream]
+    for order in ((1, 0), (0, 1), (1, 1)):
+        for index in order:
+            graphs[index].replay()
+        torch.cuda.synchronize()
+        for (dx, dw), (want_dx, want_dw) in zip(results, (want1, want2), strict=True):
+            assert torch.equal(dx, want_dx) and torch.equal(dw, want_dw)
+    with torch.cuda.stream(stream):  # eager calls on that stream now cache a zeroed buffer
+        dx, dw = rmsnorm_backward(g1, x, w, rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(dx, want1[0]) and torch.equal(dw, want1[1])
+    assert [key for key in programs._WORKSPACES if key[1] == stream.cuda_stream]
 
 
 def test_caller_workspace_is_reused_and_left_zeroed_counters():

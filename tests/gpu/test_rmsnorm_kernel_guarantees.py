@@ -684,6 +684,62 @@ def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hi
         assert torch.equal(dx8, dx) and torch.equal(dw8, dw), rows
 
 
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's bit patterns (torch.equal holds -0 equal to +0)."""
+    return t.contiguous().view(torch.int32 if t.element_size() == 4 else torch.int16)
+
+
+@pytest.mark.parametrize("hidden", [64, 128, 256, 896, 1536, 2048, 2880, 4096, 5120, 8192])
+@pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered", "fp32_w",
+                                      "fp16_residual_cast"])
+def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, contract):
+    """T = 1 runs in one CTA up to H = 4096 (backward_one_row_kernel), in the cluster past it:
+    dx and dw have the same bits whichever kernel runs (MILES_EXT_KERNELS_ONE_ROW_BACKWARD "0":
+    the cluster, "1": one CTA at every H), signed zeros included, dx has the main program's
+    bits, every element is written, and a dw buffer that is only 4-byte aligned takes the
+    element-wise stores."""
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    x_dtype = torch.float16 if contract.startswith("fp16") else torch.bfloat16
+    w_dtype = torch.float32 if contract in ("fp32_w", "fp16_residual_cast") else torch.bfloat16
+    _skip_unless_first_party(hidden, dtype=x_dtype, weight_dtype=w_dtype)
+    assert _backward_program(hidden, 1, deterministic=True) == "miles_rmsnorm_bwd_small"
+    _, limit = rmsnorm_spec.small_backward_window(hidden)
+    x, w, g, u = _inputs(limit + 1, hidden, seed=hidden + 11, x_dtype=x_dtype, w_dtype=w_dtype)
+    g[0, :8] = -0.0  # dw of these columns is 0 * x * r: +0 from the FP64 sum that starts at +0
+    x[0, 8:16] = 0.0
+    g[0, 16:24] = 3e-39  # FP32 subnormal products: each kernel's dw rounds them the same way
+    options = {"cast_before_weight_mul": "cast" in contract,
+               "zero_centered_gamma": "zero_centered" in contract}
+    g_h = u if "residual" in contract else None
+    _, rstd = rmsnorm_forward(x, w, EPS, **options, **FP)
+    dx_main, _ = rmsnorm_backward(g, x, w, rstd, g_residual=g_h, **options, **FP)
+    args = (g[:1], x[:1], w, rstd[:1])
+    gh1 = None if g_h is None else g_h[:1]
+
+    def run(dw_offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        dx = torch.full((1, hidden), float("nan"), device=DEV, dtype=x_dtype)
+        dw = torch.full((hidden + dw_offset,), float("nan"), device=DEV)[dw_offset:]
+        rmsnorm_backward(*args, g_residual=gh1, dx=dx, dw=dw, **options, **FP)
+        return dx, dw
+
+    dx, dw = run()
+    assert not dw.isnan().any() and not dx.isnan().any()
+    assert torch.equal(_bits(dx), _bits(dx_main[:1])), "dx bits differ from the main program"
+    assert (_bits(dw[:8]) == 0).all(), "a zero product's column must be +0"
+    odd_dx, odd_dw = run(dw_offset=1)
+    assert torch.equal(_bits(odd_dw), _bits(dw)) and torch.equal(_bits(odd_dx), _bits(dx))
+    for mode in ("0", "1"):
+        monkeypatch.setenv("MILES_EXT_KERNELS_ONE_ROW_BACKWARD", mode)
+        other_dx, other_dw = run(dw_offset=1 if mode == "1" else 0)
+        assert torch.equal(_bits(other_dx), _bits(dx)), mode
+        assert torch.equal(_bits(other_dw), _bits(dw)), mode
+    monkeypatch.delenv("MILES_EXT_KERNELS_ONE_ROW_BACKWARD")
+    if "cast" not in contract:
+        _, _, _, ref_dw = _fp64_reference(x[:1], w, g[:1])
+        assert _within_dw_budget(dw, ref_dw)
+
+
 @pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
                                                       (1, 12, 1024), (4, 3, 2048), (16, 8, 1024),
                                                       (12, 16, 1024), (40, 5, 2048)])

@@ -270,6 +270,7 @@ class Capture:
     inputs: dict[str, tuple[torch.Tensor, int]] = field(default_factory=dict)
     outputs: dict[str, tuple[torch.Tensor, bool]] = field(default_factory=dict)
     steps: list[tuple[Any, list[Any]]] = field(default_factory=list)
+    reusable: bool = True  # False: the call used something of its own (a fresh workspace)
 
 
 def remember_capture(key: tuple[Any, ...], capture: Capture, device: torch.device,
@@ -278,7 +279,7 @@ def remember_capture(key: tuple[Any, ...], capture: Capture, device: torch.devic
     """Store the plan of a full-path call that recorded ``capture`` (nothing when it cannot be
     replayed). ``user_inputs``: the caller's tensors by input name; ``results``: the outputs the
     caller gets, in order, with their shapes."""
-    if not capture.steps:
+    if not capture.steps or not capture.reusable:
         return
     inputs = {}
     for name, (kernel, align) in capture.inputs.items():

@@ -299,7 +299,11 @@ def cached_workspace(decision: Any, hidden: int,
     """The zeroed workspace of ``decision`` for the current stream (None when none is needed).
 
     Allocated once per (device, stream, hidden, bytes) and reused; safe because calls on one
-    stream are ordered and the kernels leave the counters zero.
+    stream are ordered and the kernels leave the counters zero. None as well while a CUDA graph
+    is being captured on a stream with no cached buffer yet: a buffer allocated inside a capture
+    is zeroed only when that graph replays, so sharing it would make later graphs and eager
+    calls depend on that replay (the caller allocates one for the call alone, see
+    :func:`run_backward`).
     """
     if decision.route is None or device.type != "cuda":
         return None
@@ -311,12 +315,20 @@ def cached_workspace(decision: Any, hidden: int,
     key = (index, int(stream), int(hidden), int(nbytes))
     workspace = _WORKSPACES.get(key)
     if workspace is None:
+        if _capturing(index):
+            return None
         with _WORKSPACES_LOCK:
             workspace = _WORKSPACES.get(key)
             if workspace is None:
                 workspace = aligned_zeros(nbytes, device)
                 _WORKSPACES[key] = workspace
     return workspace
+
+
+def _capturing(index: int) -> bool:
+    """Whether the current stream of CUDA device ``index`` is capturing a CUDA graph."""
+    with torch.cuda.device(index):
+        return torch.cuda.is_current_stream_capturing()
 
 
 _NO_WORKSPACE: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -475,7 +487,12 @@ def run_backward(
             if workspace is None:  # the per-(device, stream) cached buffer, else a fresh one
                 workspace = cached_workspace(decision, hidden, device)
                 if workspace is None or workspace.numel() < int(layout["total_bytes"]):
+                    # Inside a graph capture this buffer's zero fill is a node of the graph,
+                    # ahead of the call's launches, and the buffer serves this call alone: the
+                    # call leaves no launch plan that would hand it to later calls.
                     workspace = aligned_zeros(int(layout["total_bytes"]), device)
+                    if capture is not None:
+                        capture.reusable = False
             _check_workspace(workspace, device, int(layout["total_bytes"]))
             if borrowed:
                 layout = dict(layout, n_chunks=int(layout["capacity_chunks"]))

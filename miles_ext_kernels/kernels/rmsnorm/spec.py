@@ -30,6 +30,7 @@ ARCHES = ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_120")
 CLUSTER_ARCHES = ("sm_90a", "sm_100a", "sm_103a", "sm_120")
 HEADERS = (
     "include/miles_rmsnorm/backward.cuh",
+    "include/miles_rmsnorm/backward_one_row.cuh",
     "include/miles_rmsnorm/backward_small.cuh",
     "include/miles_rmsnorm/backward_args.h",
     "include/miles_rmsnorm/cluster.cuh",

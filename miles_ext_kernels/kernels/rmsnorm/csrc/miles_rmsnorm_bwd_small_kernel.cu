@@ -5,6 +5,7 @@
 // partition (the same dx and dw bits).
 #include <cuda_runtime.h>
 
+#include "miles_rmsnorm/backward_one_row.cuh"
 #include "miles_rmsnorm/backward_small.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
@@ -18,11 +19,27 @@ struct SmallLaunch {
   template <typename XT, typename WT, int VPT>
   cudaError_t operator()() const {
     static_assert(VPT == 1, "the small-batch program runs one vector per thread");
+    // One row up to the measured hidden size: one CTA holds it (backward_one_row_kernel, the
+    // same bits), no cluster.
+    if (p->rows == 1 && miles_rmsnorm::one_row_backward(p->hidden)) {
+      return launch_one_row<XT, WT>();
+    }
     // Batches of the rows a group has where it has one or two (no empty rows reduced and
     // exchanged: 1 x 4096 4.65 -> 3.22 us, H200), else of four.
     if (shape.rows_per_group == 1) return launch_batch<XT, WT, 1>();
     if (shape.rows_per_group == 2) return launch_batch<XT, WT, 2>();
     return launch_batch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
+  }
+
+  template <typename XT, typename WT>
+  cudaError_t launch_one_row() const {
+    const dim3 block(static_cast<unsigned int>(shape.tpr));
+    if ((p->flags & miles_rmsnorm::kResidual) != 0) {
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, true><<<1, block, 0, stream>>>(*p);
+    } else {
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, false><<<1, block, 0, stream>>>(*p);
+    }
+    return cudaGetLastError();
   }
 
   // The kernel without the residual's g_h staging where the call has none.

@@ -6,6 +6,11 @@
 #   SETS: space-separated sets, "rows:hidden" (session 23's rows_ab.py: plain and residual, BF16
 #         weights) or "rows:hidden:families:weights" (the harness's own grid)
 #   SUITE_FIRST=1: build B and run the GPU suite before the sets (call 6)
+#   KT_OPS=fwd|bwd|fwd,bwd (session 26's knob): CUPTI durations of B then A before the sets
+#         (session 25's kernel_times.py, cold and warm L2); ONLY=bwd (session 26): the sets'
+#         op (default fwd)
+# Session 26, call 1: SUITE_FIRST=1 KT_OPS=fwd SETS="64,256:2048,4096,6144,8192
+#   1,16:256,2048,8192" (B: session 25's x_coherent.patch)
 # Call 3: SETS="1280,1536,2048:256,512 640,768,1024:1024 320,384,512:2048
 #   160,192,256:4096,6144,8192 16,64,256:256:per_head_strided,per_head_contig:bf16"
 # Call 4: SETS="2560,3072,4096:256,512 1280,1536,2048:1024 640,768,1024:2048
@@ -31,7 +36,22 @@ if [ -n "$SUITE_FIRST" ]; then
 fi
 side_a; build; ok=$?; side_b; [ $ok = 0 ] || exit 1
 echo "builds (and suite) $(( $(date +%s) - t0 )) s"
-COMMON="--device cuda --only fwd --no-plots --no-host-overhead --candidates ours"
+if [ -n "$KT_OPS" ]; then
+  for side in B A; do
+    [ $side = A ] && side_a
+    for f in 1 0; do
+      FLUSH=$f OPS=$KT_OPS python3 $PROBES/2026-12-01-session25/kernel_times.py \
+        > $OUT/kt_${side}_flush$f.txt 2>&1
+    done
+    [ $side = A ] && side_b
+  done
+  for f in 1 0; do
+    echo "== CUPTI flush=$f: B then A (ours rows)"
+    grep -h " ours" $OUT/kt_B_flush$f.txt; grep -h " ours" $OUT/kt_A_flush$f.txt
+  done
+  echo "CUPTI $(( $(date +%s) - t0 )) s"
+fi
+COMMON="--device cuda --only ${ONLY:-fwd} --no-plots --no-host-overhead --candidates ours"
 COMMON="$COMMON --ours-backends first_party --time-budget 100"
 i=0
 for set in $SETS; do

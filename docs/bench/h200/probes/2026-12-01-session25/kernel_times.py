@@ -5,7 +5,7 @@ the record run has them ahead on, each call after an L2 flush (a 256 MB fill, ex
 the harness's cold L2. Prints per candidate the median over 30 calls of the summed kernel time
 of one call and its kernel count; the harness's CUDA-graph medians are in the record run.
 FLUSH=0: no flush (warm L2: the call's inputs stay in L2 from the call before); OPS=fwd: the
-forward cases only.
+forward cases only; ONE_ROW=1 (session 26): 1 x 256 and 1 x 4096 backward cases too.
 """
 import os
 import statistics
@@ -25,6 +25,9 @@ CASES = [("fwd", plain_case(1, 256)), ("fwd", plain_case(256, 4096)),
          ("bwd", plain_case(64, 8192))]
 CALLS = 30
 FLUSH = os.environ.get("FLUSH", "1") != "0"
+if os.environ.get("ONE_ROW") == "1":  # session 26's knob: two more one-row backward cases
+    CASES.insert(CASES.index(("bwd", plain_case(1, 2048, "fp32"))), ("bwd", plain_case(1, 256)))
+    CASES.insert(CASES.index(("bwd", plain_case(1, 2048, "fp32"))) + 1, ("bwd", plain_case(1, 4096)))
 CASES = [(op, case) for op, case in CASES if op in os.environ.get("OPS", "fwd,bwd").split(",")]
 
 

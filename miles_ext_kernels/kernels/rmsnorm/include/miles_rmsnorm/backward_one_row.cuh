@@ -1,0 +1,104 @@
+// miles-ext-kernels first-party RMSNorm backward of a call of one row (T = 1) in one CTA.
+//
+// The small-batch program (backward_small.cuh) splits a row's warps over a thread-block cluster
+// and exchanges their partial sums through distributed shared memory: at T = 1 that exchange and
+// the cluster's launch are most of the call, while one SM holds the whole row (at most 1024
+// threads of one vector each). Here the row's warps are one CTA's and exchange their partials
+// through shared memory. The arithmetic is the small program's: the same first-level warp
+// butterflies, the same second-level butterfly over the warp partials (lane_sums_once over
+// warp_partials_width), dx_vector for dx, and dw of a column its one exact product rounded once
+// (one_row_vector). So dx and dw keep their bits; the launcher
+// (miles_rmsnorm_bwd_small_kernel.cu) takes this kernel at T = 1 (one_row_backward).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "miles_rmsnorm/backward.cuh"
+
+namespace miles_rmsnorm {
+
+// Hidden sizes whose one-row calls take backward_one_row_kernel: up to 4096 (512 threads), where
+// one CTA was faster than the cluster (H200, cold L2, docs/kernels.md step 58: 1 x 256 2.43 ->
+// 1.95 us, 1 x 2048 2.85 -> 2.47, 1 x 4096 3.08 -> 3.02); past it the cluster's CTAs move the
+// row faster (1 x 5120 3.03 against 3.25 in one CTA, 1 x 8192 3.14 against 4.06).
+constexpr int64_t kOneRowBackwardMaxHidden = 4096;
+
+// Whether the small-batch launcher runs a one-row call (hidden <= 8192) in
+// backward_one_row_kernel: the measured choice above, unless MILES_EXT_KERNELS_ONE_ROW_BACKWARD is
+// "0" (never) or "1" (at every hidden size), test hooks: either kernel gives the same bits.
+inline bool one_row_backward(int64_t hidden) {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_ONE_ROW_BACKWARD");
+  if (mode != nullptr && mode[0] == '0') return false;
+  if (mode != nullptr && mode[0] == '1') return true;
+  return hidden <= kOneRowBackwardMaxHidden;
+}
+
+// dx and dw of one vector of the row (see the file comment); CAST: the cast-before-weight-mul
+// contract. dw goes out as two 16-byte stores where `dw` is 16-byte aligned, else element by
+// element (a caller's dw buffer need only be 4-byte aligned).
+template <typename XT, bool CAST, bool RESIDUAL, typename Weights>
+__device__ __forceinline__ void one_row_vector(const BackwardParams& p, uint4 graw, uint4 xraw,
+                                               uint4 ghraw, float r, float b, const Weights& w,
+                                               int j) {
+  float d[8];
+  float dw[8];
+  // A column's dw is its one product scaled by r (by 1 under the cast contract), rounded once:
+  // the FP64 sum from +0 (accumulate) holds that value exactly (24-bit factors) and rounds it
+  // to FP32 once, which is what the FP32 multiply's single rounding gives; adding +0 turns a -0
+  // into the +0 that sum gives. Same bits, without the FP64 conversions on the one row's path.
+  dx_vector<XT, CAST, RESIDUAL>(graw, xraw, ghraw, r, b, w, 0, j, d, [&](int e, float product) {
+    dw[e] = __fadd_rn(CAST ? product : __fmul_rn(product, r), 0.0f);
+  });
+  store8<XT>(static_cast<XT*>(p.dx) + j * 8, d);
+  float* const out = p.dw + static_cast<int64_t>(j) * 8;
+  if ((reinterpret_cast<uintptr_t>(p.dw) & 15u) == 0) {
+    reinterpret_cast<float4*>(out)[0] = make_float4(dw[0], dw[1], dw[2], dw[3]);
+    reinterpret_cast<float4*>(out)[1] = make_float4(dw[4], dw[5], dw[6], dw[7]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out[e] = dw[e];
+  }
+}
+
+// One row (p.rows == 1, hidden <= 8192: one vector a thread) in one CTA of
+// backward_config(hidden).tpr threads; thread j holds vector j of the row (none past nv). The
+// contract (cast, zero-centred gamma) is read from the flags; RESIDUAL: the kResidual flag.
+template <typename XT, typename WT, bool RESIDUAL>
+__global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const BackwardParams p) {
+  __shared__ float partials[32];
+  const int j = static_cast<int>(threadIdx.x);
+  const int tpr = static_cast<int>(blockDim.x);
+  const int nv = static_cast<int>(p.hidden / 8);
+  const bool live = j < nv;
+  const int jj = live ? j : 0;  // a thread past the row's vectors reads vector 0, adds nothing
+  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+  RegisterWeights<WT, 1> w;
+  w.load(p, j, tpr, (p.flags & kZeroCenteredGamma) != 0);
+  const float r = __ldg(p.rstd);
+  const uint4 graw = load_raw<XT>(static_cast<const XT*>(p.g) + jj * 8);
+  const uint4 xraw = load_raw<XT>(static_cast<const XT*>(p.x) + jj * 8);
+  uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
+  if (RESIDUAL) ghraw = load_raw<XT>(static_cast<const XT*>(p.g_h) + jj * 8);
+  w.hold();
+  float dot[1] = {live ? vector_dot<XT>(0.0f, graw, xraw, w, 0, j) : 0.0f};
+  lane_sums_once<1>(dot, tpr < 32 ? tpr : 32);
+  const int row_warps = tpr > 32 ? tpr / 32 : 1;
+  if (row_warps > 1) {
+    const int lane = j & 31;
+    if (lane == 0) partials[j >> 5] = dot[0];
+    __syncthreads();
+    float partial[1] = {lane < row_warps ? partials[lane] : 0.0f};
+    lane_sums_once<1>(partial, warp_partials_width(row_warps));
+    dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
+  }
+  if (!live) return;
+  const float b = dx_coefficient(r, dot[0], static_cast<float>(p.hidden));
+  if (cast) {
+    one_row_vector<XT, true, RESIDUAL>(p, graw, xraw, ghraw, r, b, w, j);
+  } else {
+    one_row_vector<XT, false, RESIDUAL>(p, graw, xraw, ghraw, r, b, w, j);
+  }
+}
+
+}  // namespace miles_rmsnorm
