@@ -11,7 +11,9 @@ Ops (namespace ``miles_ext_kernels``):
 The forward ops carry ``deterministic`` only for their registered backward. Fake impls make
 ``torch.compile(fullgraph=True)`` trace through without a graph break. The backward op reuses a
 zeroed workspace cached per (device, stream, hidden, size): CUDA graph capture and replay need
-no per-call allocation besides the outputs (the kernels leave the counters zero). Autocast is
+no per-call allocation besides the outputs (the kernels leave the counters zero); a capture on a
+stream without one gives each call its own, and the cached ones live outside CUDA-graph memory
+pools (``backends.programs.cached_workspace``). Autocast is
 switched off inside the ops; :func:`miles_ext_kernels.cake.autograd.rmsnorm` decides the
 dtypes before calling them.
 """

@@ -114,6 +114,36 @@ def test_compile_fullgraph_on_cuda():
     assert x.grad is not None and norm.weight.grad is not None
 
 
+@pytest.mark.parametrize("residual", [False, True])
+def test_compile_reduce_overhead_replays_the_eager_bits(residual):
+    # torch.compile's "reduce-overhead" mode records the forward and the backward graphs as CUDA
+    # graphs (cudagraph trees, their own pool and stream) after warm-up runs: each step's
+    # outputs and gradients must keep the eager bits, replay after replay.
+    _require_programs(1024)
+    norm = RMSNorm(1024, dtype=torch.bfloat16, device=DEV)
+    x, u, _, g = _data(64, 1024, seed=5)
+    u = u if residual else None
+
+    def step(module):
+        inp = x.detach().requires_grad_()
+        norm.weight.grad = None
+        out = module(inp, residual=u)
+        y = out[0] if residual else out
+        loss = (y.float() * g.float()).sum()
+        if residual:
+            loss = loss + out[1].float().sum()
+        loss.backward()
+        return y.detach().clone(), inp.grad.clone(), norm.weight.grad.clone()
+
+    want = step(norm)
+    compiled = torch.compile(norm, mode="reduce-overhead", fullgraph=True)
+    for _ in range(5):  # warm-up runs, the recording, then replays
+        got = step(compiled)
+        torch.cuda.synchronize()
+        for a, b in zip(got, want, strict=True):
+            assert torch.equal(a, b)
+
+
 def test_cuda_graph_capture_replays_identical_bits_without_allocating():
     _require_programs(2048)
     x, _, w, g = _data(4096, 2048)

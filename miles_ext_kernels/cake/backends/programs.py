@@ -320,9 +320,44 @@ def cached_workspace(decision: Any, hidden: int,
         with _WORKSPACES_LOCK:
             workspace = _WORKSPACES.get(key)
             if workspace is None:
-                workspace = aligned_zeros(nbytes, device)
+                workspace = _zeros_outside_pools(nbytes, device, index)
                 _WORKSPACES[key] = workspace
     return workspace
+
+
+def _zeros_outside_pools(nbytes: int, device: torch.device, index: int) -> torch.Tensor:
+    """:func:`aligned_zeros` allocated and filled by a helper thread on a stream of its own,
+    which the current stream then waits for.
+
+    The cached buffer outlives the call, so it must not come from a private memory pool that
+    this thread's allocations may be routed to: a torch.compile ``reduce-overhead`` CUDA-graph
+    tree runs its warm-up calls so (``_cuda_beginAllocateCurrentThreadToPool``) and refuses a
+    live tensor of its pool that is not one of its outputs. Not for use while the current
+    stream is capturing.
+    """
+    current = torch.cuda.current_stream(index)
+    made: dict[str, Any] = {}
+
+    def allocate() -> None:
+        try:
+            with torch.cuda.device(index):
+                stream = torch.cuda.Stream(index)
+                stream.wait_stream(current)
+                with torch.cuda.stream(stream):
+                    made["buffer"] = aligned_zeros(nbytes, device)
+                    made["done"] = torch.cuda.Event()
+                    made["done"].record(stream)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+            made["error"] = exc
+
+    worker = threading.Thread(target=allocate, name="miles-ext-kernels-workspace")
+    worker.start()
+    worker.join()
+    if "error" in made:
+        raise made["error"]
+    current.wait_event(made["done"])
+    made["buffer"].record_stream(current)
+    return made["buffer"]
 
 
 def _capturing(index: int) -> bool:
