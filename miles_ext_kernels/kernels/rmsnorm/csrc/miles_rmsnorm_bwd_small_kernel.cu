@@ -31,13 +31,27 @@ struct SmallLaunch {
     return launch_batch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
   }
 
+  // The kernel instance for the row's second-level butterfly width (0: a row of one warp).
   template <typename XT, typename WT>
   cudaError_t launch_one_row() const {
+    const int warps = shape.tpr / 32;
+    switch (warps > 1 ? miles_rmsnorm::warp_partials_width(warps) : 0) {
+      case 2: return launch_one_row_width<XT, WT, 2>();
+      case 4: return launch_one_row_width<XT, WT, 4>();
+      case 8: return launch_one_row_width<XT, WT, 8>();
+      case 16: return launch_one_row_width<XT, WT, 16>();
+      case 32: return launch_one_row_width<XT, WT, 32>();
+      default: return launch_one_row_width<XT, WT, 0>();
+    }
+  }
+
+  template <typename XT, typename WT, int WIDTH>
+  cudaError_t launch_one_row_width() const {
     const dim3 block(static_cast<unsigned int>(shape.tpr));
     if ((p->flags & miles_rmsnorm::kResidual) != 0) {
-      miles_rmsnorm::backward_one_row_kernel<XT, WT, true><<<1, block, 0, stream>>>(*p);
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, true, WIDTH><<<1, block, 0, stream>>>(*p);
     } else {
-      miles_rmsnorm::backward_one_row_kernel<XT, WT, false><<<1, block, 0, stream>>>(*p);
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, false, WIDTH><<<1, block, 0, stream>>>(*p);
     }
     return cudaGetLastError();
   }

@@ -11,6 +11,8 @@
 #         op (default fwd)
 # Session 26, call 1: SUITE_FIRST=1 KT_OPS=fwd SETS="64,256:2048,4096,6144,8192
 #   1,16:256,2048,8192" (B: session 25's x_coherent.patch)
+# Session 26, call 12: SUITE_FIRST=1 ONLY=bwd SETS="1:256,512,1536,2048,4096:plain:bf16,fp32"
+#   (B: the one-row backward's butterfly widths at compile time)
 # Call 3: SETS="1280,1536,2048:256,512 640,768,1024:1024 320,384,512:2048
 #   160,192,256:4096,6144,8192 16,64,256:256:per_head_strided,per_head_contig:bf16"
 # Call 4: SETS="2560,3072,4096:256,512 1280,1536,2048:1024 640,768,1024:2048

@@ -20,8 +20,10 @@ namespace miles_rmsnorm {
 
 // Hidden sizes whose one-row calls take backward_one_row_kernel: up to 4096 (512 threads), where
 // one CTA was faster than the cluster (H200, cold L2, docs/kernels.md step 58: 1 x 256 2.43 ->
-// 1.95 us, 1 x 2048 2.85 -> 2.47, 1 x 4096 3.08 -> 3.02); past it the cluster's CTAs move the
-// row faster (1 x 5120 3.03 against 3.25 in one CTA, 1 x 8192 3.14 against 4.06).
+// 1.95 us, 1 x 2048 2.85 -> 2.47, 1 x 4096 3.08 -> 3.02; with the butterfly widths at compile
+// time, 1 x 2048 2.42 and 1 x 4096 2.88 against the same build's 2.50 and 3.05 with run-time
+// widths); past it the cluster's CTAs move the row faster (1 x 5120 3.03 against 3.25 in one CTA
+// with run-time widths, 1 x 8192 3.14 against 4.06).
 constexpr int64_t kOneRowBackwardMaxHidden = 4096;
 
 // Whether the small-batch launcher runs a one-row call (hidden <= 8192) in
@@ -64,7 +66,11 @@ __device__ __forceinline__ void one_row_vector(const BackwardParams& p, uint4 gr
 // One row (p.rows == 1, hidden <= 8192: one vector a thread) in one CTA of
 // backward_config(hidden).tpr threads; thread j holds vector j of the row (none past nv). The
 // contract (cast, zero-centred gamma) is read from the flags; RESIDUAL: the kResidual flag.
-template <typename XT, typename WT, bool RESIDUAL>
+// WIDTH: warp_partials_width of the row's warps where it has more than one (the first level then
+// spans 32 lanes), 0 for a row of one warp or less (its width read from blockDim): the same
+// butterflies with their widths known at compile time, so no jump table on the row's path
+// (3-8% of a one-row call at H 512-4096, docs/kernels.md step 58).
+template <typename XT, typename WT, bool RESIDUAL, int WIDTH>
 __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const BackwardParams p) {
   __shared__ float partials[32];
   const int j = static_cast<int>(threadIdx.x);
@@ -82,14 +88,14 @@ __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const Backwar
   if (RESIDUAL) ghraw = load_raw<XT>(static_cast<const XT*>(p.g_h) + jj * 8);
   w.hold();
   float dot[1] = {live ? vector_dot<XT>(0.0f, graw, xraw, w, 0, j) : 0.0f};
-  lane_sums_once<1>(dot, tpr < 32 ? tpr : 32);
-  const int row_warps = tpr > 32 ? tpr / 32 : 1;
-  if (row_warps > 1) {
+  lane_sums_once<1>(dot, WIDTH > 0 ? 32 : tpr);
+  if constexpr (WIDTH > 0) {
+    const int row_warps = tpr / 32;
     const int lane = j & 31;
     if (lane == 0) partials[j >> 5] = dot[0];
     __syncthreads();
     float partial[1] = {lane < row_warps ? partials[lane] : 0.0f};
-    lane_sums_once<1>(partial, warp_partials_width(row_warps));
+    lane_sums_once<1>(partial, WIDTH);
     dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
   }
   if (!live) return;
