@@ -740,6 +740,65 @@ def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, co
         assert _within_dw_budget(dw, ref_dw)
 
 
+# (rows, hidden) over several clusters with row groups of one or two rows: the shapes the launcher
+# re-reads (a cluster count that divides the slice, at most 12 rows a cluster: one task a thread;
+# CTAs of a row group of 32 lanes at H <= 256, launched without the cluster attribute; a last row
+# group with one row of two) and shapes it folds, forced to re-read (3 or 5 clusters: the
+# sub-slice rounds up and some threads take a second task, loaded then; 25 rows a cluster; rows
+# of 9-16 warps).
+REREAD_SHAPES = [(64, 8192), (32, 8192), (64, 2048), (96, 512), (64, 256), (80, 6144),
+                 (72, 1536), (40, 4096), (33, 2048), (24, 5120), (200, 768), (96, 4096)]
+
+
+@pytest.mark.parametrize(("rows", "hidden"), REREAD_SHAPES)
+@pytest.mark.parametrize("contract", ["default", "residual_cast", "fp32_w", "fp16_zero_centered"])
+def test_reread_dw_keeps_the_cluster_folds_bits(monkeypatch, rows, hidden, contract):
+    """Over several clusters a CTA may re-read every row of a sub-slice of its columns and sum them
+    in the fold's order (kDwReread): dw has the bits of the fold through the workspace, whichever
+    the launcher takes and with either forced (MILES_EXT_KERNELS_SMALL_DW "reread" / "fold"),
+    signed zeros and tiny products included, in 16- and 8-CTA clusters, every column written;
+    dx keeps its bits."""
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    x_dtype = torch.float16 if contract.startswith("fp16") else torch.bfloat16
+    w_dtype = torch.float32 if contract == "fp32_w" else x_dtype
+    _skip_unless_first_party(hidden, dtype=x_dtype, weight_dtype=w_dtype)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    shape = rmsnorm_spec.small_backward_shape(rows, hidden)
+    assert shape["clusters"] > 1 and shape["rows_per_group"] <= 2
+    x, w, g, u = _inputs(rows, hidden, seed=rows * 7 + hidden, x_dtype=x_dtype, w_dtype=w_dtype)
+    g[:, :8] = -0.0  # every product of these columns is a signed zero: dw +0
+    x[1:, 8:16] = 0.0
+    g[:, 16:24] = 3e-39 if x_dtype == torch.bfloat16 else 6e-8  # tiny products
+    options = {"cast_before_weight_mul": "cast" in contract,
+               "zero_centered_gamma": "zero_centered" in contract}
+    g_h = u if "residual" in contract else None
+    _, rstd = rmsnorm_forward(x, w, EPS, **options, **FP)
+
+    def run(mode: str | None = None, portable: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        with monkeypatch.context() as env:
+            if mode is not None:
+                env.setenv("MILES_EXT_KERNELS_SMALL_DW", mode)
+            if portable:
+                env.setenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS", "0")
+            dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x_dtype)
+            dw = torch.full((hidden,), float("nan"), device=DEV)
+            rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=dx, dw=dw, **options, **FP)
+            return dx, dw
+
+    dx, dw = run("fold")
+    assert not dw.isnan().any() and not dx.isnan().any()
+    assert (_bits(dw[:8]) == 0).all(), "a column of zero products must be +0"
+    runs = [run(), run("reread")]
+    if shape["ctas"] > 8:
+        runs += [run("reread", portable=True), run("fold", portable=True)]
+    for other_dx, other_dw in runs:
+        assert torch.equal(_bits(other_dw), _bits(dw)) and torch.equal(_bits(other_dx), _bits(dx))
+    if "cast" not in contract:
+        _, _, _, ref_dw = _fp64_reference(x, w, g)
+        assert _within_dw_budget(dw, ref_dw)
+
+
 @pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
                                                       (1, 12, 1024), (4, 3, 2048), (16, 8, 1024),
                                                       (12, 16, 1024), (40, 5, 2048)])

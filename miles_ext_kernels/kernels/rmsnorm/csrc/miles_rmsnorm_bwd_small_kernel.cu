@@ -84,16 +84,25 @@ struct SmallLaunch {
     }
   }
 
-  // The kernel without the row blocks and the fold where the call runs one cluster.
+  // The kernel without the row blocks where the call runs one cluster; over several, the dw that
+  // re-reads its columns' rows where that measured faster (small_dw_reread; built for batches of
+  // one and two rows only), else the fold through the workspace. The same bits either way.
   template <typename XT, typename WT, int B, bool RESIDUAL, int CONTRACT>
   cudaError_t launch_clusters() const {
-    if (shape.clusters > 1) return launch<XT, WT, B, RESIDUAL, true, CONTRACT>();
-    return launch<XT, WT, B, RESIDUAL, false, CONTRACT>();
+    if (shape.clusters == 1) {
+      return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwOneCluster, CONTRACT>();
+    }
+    if constexpr (B < miles_rmsnorm::kSmallBackwardBatch) {
+      if (miles_rmsnorm::small_dw_reread(shape)) {
+        return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwReread, CONTRACT>();
+      }
+    }
+    return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwClusterFold, CONTRACT>();
   }
 
-  template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, int CONTRACT>
+  template <typename XT, typename WT, int B, bool RESIDUAL, int DW, int CONTRACT>
   cudaError_t launch() const {
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, MULTI, CONTRACT>;
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, DW, CONTRACT>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
       // Asked at the largest block (kSmallBackwardMaxBlock threads), once per device and kernel.

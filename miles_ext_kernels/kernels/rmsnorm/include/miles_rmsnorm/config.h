@@ -172,6 +172,13 @@ constexpr int64_t kSmallClusterBytes = 48 * 1024;
 constexpr int kSmallClusterRows = 8;
 constexpr int kSmallMaxClusters = 8;
 constexpr int kSmallFoldColumns = 2;
+// Tasks of a CTA's re-read dw (write_reread_dw) at most: clusters x row groups x ceil(slice /
+// clusters) < row groups x slice + clusters x row groups <= kSmallBackwardMaxBlock +
+// kSmallMaxClusters x kSmallBackwardMaxRowGroups.
+constexpr int kSmallRereadTasks =
+    kSmallBackwardMaxBlock + kSmallMaxClusters * kSmallBackwardMaxRowGroups;
+// The most rows a cluster for which the launcher takes the re-read dw (small_dw_reread).
+constexpr int kSmallRereadRowsPerCluster = 12;
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
 inline bool small_backward_supported(int64_t hidden) {
