@@ -3,7 +3,9 @@
 has no rows for (call 3 ran it with an earlier knob, _SMALL_DW_FOLD=1, the re-read the default at
 batches of one and two rows). Median replay time of a CUDA graph of 20 backward calls (warm L2: the
 same inputs call after call), us a call, the two modes' graphs replayed in turn. Prints the
-shape's clusters, CTAs a cluster, row groups and rows a group."""
+shape's clusters, CTAs a cluster, row groups and rows a group; since call 7 also the launcher's
+choice ("launcher": 8-CTA clusters and the re-read for one-warp slices over 9-16 CTAs).
+Both forced modes run the 16-CTA shape where the driver places it."""
 import os
 import statistics
 
@@ -19,8 +21,9 @@ HIDDEN = [int(v) for v in os.environ.get(
     "HIDDEN", "256,512,1024,2048,2560,3072,3584,4096,4608,5120,6144,8192").split(",")]
 
 
-def graph_of(call, fold: bool):
-    os.environ["MILES_EXT_KERNELS_SMALL_DW"] = "fold" if fold else "reread"
+def graph_of(call, mode: str):
+    if mode != "launcher":
+        os.environ["MILES_EXT_KERNELS_SMALL_DW"] = mode
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -43,7 +46,8 @@ def replay_us(graph) -> float:
     return start.elapsed_time(end) * 1000 / CALLS
 
 
-print(f"{'rows':>5s} {'hidden':>6s} {'shape':>14s} {'fold':>7s} {'reread':>7s} {'ratio':>6s}")
+print(f"{'rows':>5s} {'hidden':>6s} {'shape':>14s} {'fold':>7s} {'reread':>7s} {'ratio':>6s}"
+      f" {'launcher':>8s}")
 for rows in ROWS:
     for hidden in HIDDEN:
         if rows > spec.small_backward_window(hidden)[1]:
@@ -61,7 +65,7 @@ for rows in ROWS:
         def call():
             rmsnorm_backward(g, x, w, rstd, dx=dx, dw=dw)
 
-        graphs = {mode: graph_of(call, mode == "fold") for mode in ("fold", "reread")}
+        graphs = {mode: graph_of(call, mode) for mode in ("fold", "reread", "launcher")}
         samples = {mode: [] for mode in graphs}
         for _ in range(40):
             for mode, graph in graphs.items():
@@ -69,4 +73,4 @@ for rows in ROWS:
         t = {mode: statistics.median(v) for mode, v in samples.items()}
         shape = f"{s['clusters']}x{s['ctas']} {s['row_groups']}g{s['rows_per_group']}"
         print(f"{rows:5d} {hidden:6d} {shape:>14s} {t['fold']:7.2f} {t['reread']:7.2f} "
-              f"{t['reread'] / t['fold']:6.3f}")
+              f"{t['reread'] / t['fold']:6.3f} {t['launcher']:8.2f}")
