@@ -334,7 +334,7 @@ __device__ __forceinline__ int dw_slot(int q, int e) { return q * 8 + (e ^ ((q >
 // from +0, as the dx pass's acc), then each cluster's block in row-group order, then the blocks in
 // cluster order, rounded once: write_small_dw's additions. `first_rows`: the rows of task
 // threadIdx.x from its first row, loaded at kernel entry. `sums`: shared memory of
-// kSmallRereadSlots doubles that no thread reads or writes any more. Every thread calls it.
+// kSmallRereadTasks * 8 doubles that no thread reads or writes any more. Every thread calls it.
 template <typename XT, int B, bool CAST>
 __device__ __forceinline__ void write_reread_dw(const BackwardParams& p,
                                                 const SmallBackwardShape& s,
@@ -427,10 +427,11 @@ __device__ __forceinline__ void small_dx_rows(const BackwardParams& p, const int
 // dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
 // residual kernels only). DW: kDwOneCluster, or how a call of several clusters sums dw
 // (kDwClusterFold, kDwReread; the row blocks and the fold are compiled into those kernels only:
-// one cluster measured 0.05-0.25 us slower with them, H200). CONTRACT: the call's kCastBeforeWeightMul | kZeroCenteredGamma bits, fixed at
-// compile time, or kRuntimeContract (read from the flags): the kernels of full batches (B = 4)
-// hold one contract's code each, no branch on the cast and no select on 1 + w (0.1-0.25 us of a
-// T = 16 call, docs/kernels.md step 43); the kernels of one- and two-row batches keep the flags.
+// one cluster measured 0.05-0.25 us slower with them, H200). CONTRACT: the call's
+// kCastBeforeWeightMul | kZeroCenteredGamma bits, fixed at compile time, or kRuntimeContract
+// (read from the flags): the kernels of full batches (B = 4) hold one contract's code each, no
+// branch on the cast and no select on 1 + w (0.1-0.25 us of a T = 16 call, docs/kernels.md step
+// 43); the kernels of one- and two-row batches keep the flags.
 constexpr int kRuntimeContract = -1;
 constexpr int kContractMask = kCastBeforeWeightMul | kZeroCenteredGamma;
 
