@@ -571,11 +571,16 @@ SMALL_HIDDEN = [64, 128, 1280, 1536, 2048, 2304, 2880, 4096, 5120, 6144, 8192]
 @pytest.mark.parametrize("hidden", SMALL_HIDDEN)
 @pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered",
                                       "residual_cast_zero_centered"])
-def test_small_batch_program_gives_the_main_programs_dx_bits(hidden, contract):
+@pytest.mark.parametrize("kernels", ["launcher", "clusters"])
+def test_small_batch_program_gives_the_main_programs_dx_bits(monkeypatch, hidden, contract,
+                                                             kernels):
     """Rows inside the small-batch window (batches of one, two and four: the last built per
-    contract) give the main program's dx bits and a grid-independent dw, every element written."""
+    contract) give the main program's dx bits and a grid-independent dw, every element written,
+    with the launcher's kernels and with the clusters forced at every row count."""
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    if kernels == "clusters":
+        monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "0")
     _skip_unless_first_party(hidden)
     above, limit = rmsnorm_spec.small_backward_window(hidden)
     assert _backward_program(hidden, limit, deterministic=True) == "miles_rmsnorm_bwd_small"
@@ -626,13 +631,15 @@ def _small_clusters(hidden: int, rows: int) -> int:
 @pytest.mark.parametrize(("hidden", "rows"), [(768, 200), (1024, 100), (2048, 256), (4096, 77),
                                               (5120, 17), (6144, 64), (8192, 128)])
 def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counters_zero(
-        hidden, rows):
+        monkeypatch, hidden, rows):
     # Several clusters fold dw through the route's workspace: the last CTA of each column slice to
     # arrive adds the clusters' partial sums in cluster order and zeroes its counter, so that the
     # next call, and every CUDA-graph replay, starts from zero. 17 x 5120: three row groups, so
-    # three columns a thread of the last CTA, folded in two passes (fold_cluster_partials).
+    # three columns a thread of the last CTA, folded in two passes (fold_cluster_partials). The
+    # clusters forced where the launcher takes the row and column CTAs (no workspace).
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "0")
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
     assert _small_clusters(hidden, rows) > 1
@@ -658,9 +665,10 @@ def test_small_batch_program_over_several_clusters_replays_and_leaves_its_counte
 def test_small_batch_program_keeps_its_bits_in_portable_clusters(monkeypatch, hidden, contract):
     # Past H = 2048 the launcher splits a row over up to 16 CTAs where the driver can place such a
     # cluster, else over at most 8 (MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS=0 forces that here): the
-    # row groups, and so dw, are the same either way.
+    # row groups, and so dw, are the same either way. The clusters forced at every row count.
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "0")
     w_dtype = torch.float32 if contract == "fp32_w" else torch.bfloat16
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     assert rmsnorm_spec.small_backward_shape(1, hidden)["ctas"] > 8
@@ -740,63 +748,107 @@ def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, co
         assert _within_dw_budget(dw, ref_dw)
 
 
-# (rows, hidden) over several clusters with row groups of one or two rows: the shapes the launcher
-# re-reads (a cluster count that divides the slice, at most 12 rows a cluster: one task a thread;
-# CTAs of a row group of 32 lanes at H <= 256, launched without the cluster attribute; a last row
-# group with one row of two) and shapes it folds, forced to re-read (3 or 5 clusters: the
-# sub-slice rounds up and some threads take a second task, loaded then; 25 rows a cluster; rows
-# of 9-16 warps).
-REREAD_SHAPES = [(64, 8192), (32, 8192), (64, 2048), (96, 512), (64, 256), (80, 6144),
-                 (72, 1536), (40, 4096), (33, 2048), (24, 5120), (200, 768), (96, 4096)]
+# (rows, hidden) for the row and column CTAs: one cluster's rows and several; rows of 8 and 32
+# threads (16 and 4 rows a row CTA, the last one short), of two and three warps (two rows a CTA,
+# threads past the row's vectors), of 9-16 warps and of 1024 threads (CTAs of 1024 threads); row
+# groups of one, two and four rows (a column task's second batch of four); one and many vectors
+# a column CTA.
+ROW_COLUMN_SHAPES = [(2, 64), (37, 64), (16, 256), (100, 256), (7, 512), (64, 512), (40, 520),
+                     (200, 768), (33, 1536), (64, 2048), (256, 2048), (64, 4096), (96, 4096),
+                     (256, 4096), (17, 5120), (64, 6144), (64, 8192), (32, 8192)]
 
 
-@pytest.mark.parametrize(("rows", "hidden"), REREAD_SHAPES)
-@pytest.mark.parametrize("contract", ["default", "residual_cast", "fp32_w", "fp16_zero_centered"])
-def test_reread_dw_keeps_the_cluster_folds_bits(monkeypatch, rows, hidden, contract):
-    """Over several clusters a CTA may re-read every row of a sub-slice of its columns and sum them
-    in the fold's order (kDwReread): dw has the bits of the fold through the workspace, whichever
-    the launcher takes and with either forced (MILES_EXT_KERNELS_SMALL_DW "reread" / "fold"),
-    signed zeros and tiny products included, in 16- and 8-CTA clusters, every column written;
-    dx keeps its bits."""
+@pytest.mark.parametrize(("rows", "hidden"), ROW_COLUMN_SHAPES)
+@pytest.mark.parametrize("contract", ["default", "residual_cast", "fp32_w", "fp16_zero_centered",
+                                      "per_head"])
+def test_row_column_backward_keeps_the_cluster_kernels_bits(monkeypatch, rows, hidden, contract):
+    """The row and column CTAs (MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD=1) give the cluster kernel's
+    dx and dw bits (the fold through the workspace over several clusters), signed zeros and tiny
+    products included, every element written, per-head views read in place, and the same bits
+    in a CUDA-graph replay; dw within the budget."""
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     x_dtype = torch.float16 if contract.startswith("fp16") else torch.bfloat16
     w_dtype = torch.float32 if contract == "fp32_w" else x_dtype
     _skip_unless_first_party(hidden, dtype=x_dtype, weight_dtype=w_dtype)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
-    shape = rmsnorm_spec.small_backward_shape(rows, hidden)
-    assert shape["clusters"] > 1 and shape["rows_per_group"] <= 2
-    x, w, g, u = _inputs(rows, hidden, seed=rows * 7 + hidden, x_dtype=x_dtype, w_dtype=w_dtype)
+    x, w, g, u = _inputs(rows, hidden, seed=rows * 5 + hidden, x_dtype=x_dtype, w_dtype=w_dtype)
     g[:, :8] = -0.0  # every product of these columns is a signed zero: dw +0
     x[1:, 8:16] = 0.0
     g[:, 16:24] = 3e-39 if x_dtype == torch.bfloat16 else 6e-8  # tiny products
+    if contract == "per_head":  # [tokens, heads, D] views of a wider buffer, rows = tokens * heads
+        heads = next(h for h in (4, 3, 2, 1) if rows % h == 0)
+        wide = torch.zeros(rows // heads, heads, hidden + 64, device=DEV, dtype=x_dtype)
+        wide_g = wide.clone()
+        wide[..., :hidden] = x.view(-1, heads, hidden)
+        wide_g[..., :hidden] = g.view(-1, heads, hidden)
+        x, g = wide[..., :hidden], wide_g[..., :hidden]
     options = {"cast_before_weight_mul": "cast" in contract,
                "zero_centered_gamma": "zero_centered" in contract}
     g_h = u if "residual" in contract else None
-    _, rstd = rmsnorm_forward(x, w, EPS, **options, **FP)
+    _, rstd = rmsnorm_forward(x.contiguous(), w, EPS, **options, **FP)
 
-    def run(mode: str | None = None, portable: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(row_column: str) -> tuple[torch.Tensor, torch.Tensor]:
         with monkeypatch.context() as env:
-            if mode is not None:
-                env.setenv("MILES_EXT_KERNELS_SMALL_DW", mode)
-            if portable:
-                env.setenv("MILES_EXT_KERNELS_NONPORTABLE_CLUSTERS", "0")
+            env.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", row_column)
             dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x_dtype)
             dw = torch.full((hidden,), float("nan"), device=DEV)
-            rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=dx, dw=dw, **options, **FP)
+            rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=dx.view(x.shape), dw=dw,
+                             **options, **FP)
             return dx, dw
 
-    dx, dw = run("fold")
+    dx, dw = run("0")
     assert not dw.isnan().any() and not dx.isnan().any()
     assert (_bits(dw[:8]) == 0).all(), "a column of zero products must be +0"
-    runs = [run(), run("reread")]
-    if shape["ctas"] > 8:
-        runs += [run("reread", portable=True), run("fold", portable=True)]
-    for other_dx, other_dw in runs:
-        assert torch.equal(_bits(other_dw), _bits(dw)) and torch.equal(_bits(other_dx), _bits(dx))
+    other_dx, other_dw = run("1")
+    assert torch.equal(_bits(other_dx), _bits(dx)), "dx bits differ from the cluster kernel's"
+    assert torch.equal(_bits(other_dw), _bits(dw)), "dw bits differ from the cluster kernel's"
+    with monkeypatch.context() as env:
+        env.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "1")
+        graph_dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x_dtype)
+        graph_dw = torch.full((hidden,), float("nan"), device=DEV)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=stream):
+                rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=graph_dx.view(x.shape),
+                                 dw=graph_dw, **options, **FP)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph.replay()
+        torch.cuda.synchronize()
+    assert torch.equal(_bits(graph_dx), _bits(dx)) and torch.equal(_bits(graph_dw), _bits(dw))
     if "cast" not in contract:
-        _, _, _, ref_dw = _fp64_reference(x, w, g)
+        _, _, _, ref_dw = _fp64_reference(x.reshape(rows, hidden), w, g.reshape(rows, hidden))
         assert _within_dw_budget(dw, ref_dw)
+
+
+@pytest.mark.parametrize(("rows", "hidden"), [(2, 4096), (7, 4096), (8, 4096), (256, 4096),
+                                           (7, 8192), (8, 8192), (96, 8192), (32, 3072),
+                                           (100, 256), (384, 512), (5, 64)])
+def test_row_column_backward_runs_where_the_rule_says(monkeypatch, rows, hidden):
+    """The row and column CTAs really run where row_column_default (mirrored by spec) takes them
+    and wherever MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD=1 forces them; the clusters elsewhere and
+    where it is 0."""
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    x, w, g, _ = _inputs(rows, hidden, seed=rows + hidden)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+
+    def row_column_ran() -> bool:
+        names = _kernels_launched(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
+        assert any("backward_small_kernel" in n or "backward_row_column_kernel" in n
+                   for n in names), names
+        return any("backward_row_column_kernel" in name for name in names)
+
+    monkeypatch.delenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", raising=False)
+    assert row_column_ran() == rmsnorm_spec.row_column_default(rows, hidden)
+    monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "1")
+    assert row_column_ran()
+    monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "0")
+    assert not row_column_ran()
 
 
 @pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
@@ -837,10 +889,11 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
 # (rows, hidden) whose partition has 2 to 16 chunks (15 above H = 3072), one CTA each: the
 # launcher runs the grid as one thread-block cluster that folds the chunks through distributed
 # shared memory.
-# The cases are calls the main program still serves, past the small-batch windows, with 8-16
-# chunks: at H <= 256 only since step 54 (the small-batch program takes up to 384 rows at
-# 264-512, where more rows take more than 16 chunks, and every such call above H = 512, step 42).
-FOLD_CASES = [(264, 256), (296, 256), (400, 256), (512, 256), (300, 128), (600, 64), (1024, 64)]
+# The cases are calls the main program still serves, past the small-batch windows, with 9-16
+# chunks: at H = 64 only since step 60's windows (the small-batch program takes up to 1024 rows
+# at H <= 256, past which only H = 64 has at most 16 chunks, up to 2006 rows; at 264-512 to 512
+# rows, past which every call has more than 16; every such call above H = 512).
+FOLD_CASES = [(1025, 64), (1300, 64), (1536, 64), (1700, 64), (2000, 64)]
 
 
 def _fold_limit(hidden: int) -> int:
@@ -907,7 +960,7 @@ def test_one_cluster_fold_gives_the_grid_barriers_bits(monkeypatch, rows, hidden
 
 def test_one_cluster_fold_replays_in_a_cuda_graph():
     _needs_the_fold()
-    hidden, rows = 256, 296
+    hidden, rows = 64, 1300
     _skip_unless_first_party(hidden)
     assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd"
     assert 2 <= _main_layout(hidden, rows)["n_chunks"] <= _fold_limit(hidden)

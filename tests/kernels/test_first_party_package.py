@@ -76,6 +76,15 @@ int main() {
                     s.row_groups, s.rows_per_group, s.block);
       }
     }
+    std::printf("rowcol %ld", h);
+    const long rowcol_rows[] = {1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256};
+    for (long rows : rowcol_rows) {
+      const SmallBackwardShape s = small_backward_shape(rows, h);
+      const RowColumnShape rc = row_column_shape(s, rows, h);
+      std::printf(" %d %d %d %d %d %d", row_column_default(s, rows), rc.rows_per_cta, rc.row_ctas,
+                  rc.vectors, rc.column_ctas, rc.block);
+    }
+    std::printf("\n");
   }
   std::printf("fixed");
   for (int h : kFixedForwardHidden) {  // whole vectors a thread, rows of two warps or more
@@ -158,7 +167,8 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
             above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
                 for rows in (1, 2, 4, 5, 8, 9, 16, 17, 20, 21, 28, 29, 31, 32, 33, 40, 41, 48, 49,
-                             64, 65, 128, 129, 192, 193, 256, 257, 384, 385, 4096):
+                             64, 65, 128, 129, 192, 193, 256, 257, 384, 385, 512, 513, 1024,
+                             1025, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
                     small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
@@ -179,8 +189,8 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
     # the measured windows: the first rows of every hidden size up to 8192, to the band's limit
     assert [SPEC.small_backward_window(h) for h in (
         64, 256, 264, 512, 520, 1024, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192, 8200)] == [
-        (0, 256), (0, 256), (0, 384), (0, 384), (0, 256), (0, 256), (0, 256), (0, 256), (0, 128),
-        (0, 128), (0, 128), (0, 128), (0, 256), (0, 256), (0, 0)]
+        (0, 1024), (0, 1024), (0, 512), (0, 512), (0, 512), (0, 512), (0, 512), (0, 512),
+        (0, 192), (0, 192), (0, 192), (0, 192), (0, 256), (0, 256), (0, 0)]
     for hidden in range(64, 16385, 8):
         window = SPEC.small_backward_window(hidden)
         assert (window[0] == 0 and window[1] >= 16) == (SPEC.backward_config(hidden)["vpt"] == 1)
@@ -203,6 +213,27 @@ def test_a_chunk_gets_the_row_groups_its_rows_need_in_whole_warps():
     assert SPEC.backward_chunk_block(SPEC.backward_config(256), 3) == 128
     assert SPEC.backward_chunk_block(SPEC.backward_config(1024), 2) == 128
     assert SPEC.backward_chunk_block(SPEC.backward_config(64), 33) == 160
+
+
+def test_row_and_column_ctas_cover_every_row_and_vector_once():
+    # Row CTAs hold whole row groups of tpr threads; a column CTA gives each of its tasks (a row
+    # group of a cluster block at one vector) one thread, at most the kernel's 512-task sums.
+    for hidden in SPEC.supported_hidden_sizes():
+        _, limit = SPEC.small_backward_window(hidden)
+        counts = {2, 7, 8, 17, 33, 64, 96, 100, 192, 256, limit}
+        for rows in sorted(c for c in counts if 2 <= c <= limit):
+            s = SPEC.small_backward_shape(rows, hidden)
+            rc = SPEC.row_column_shape(rows, hidden)
+            assert rc["block"] <= 1024 and rc["block"] % 32 == 0
+            assert rc["rows_per_cta"] * s["tpr"] == rc["block"]
+            assert (rc["row_ctas"] - 1) * rc["rows_per_cta"] < rows <= (
+                rc["row_ctas"] * rc["rows_per_cta"])
+            tasks = s["clusters"] * s["row_groups"] * rc["vectors"]
+            assert rc["vectors"] >= 1 and tasks <= min(rc["block"], SPEC.SMALL_MAX_BLOCK)
+            assert (rc["column_ctas"] - 1) * rc["vectors"] < hidden // 8 <= (
+                rc["column_ctas"] * rc["vectors"])
+    assert not SPEC.row_column_default(7, 4096) and SPEC.row_column_default(8, 4096)
+    assert SPEC.row_column_default(256, 8192) and not SPEC.row_column_default(1, 64)
 
 
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
@@ -259,7 +290,10 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(small) == 12 * len(served) and served[-1] == 8192
     chunk = [line for line in lines if line.startswith("chunk ")]
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
-    assert len(lines) == 6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk) + 1
+    rowcol = [line for line in lines if line.startswith("rowcol ")]
+    assert len(rowcol) == len(served)
+    assert len(lines) == (6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+                          + len(rowcol) + 1)
     first = [int(SPEC.fixed_forward_weights_first(rows, residual))
              for rows in (1, 16, 17, 1024) for residual in (False, True)]
     assert first == [1, 1, 1, 1, 0, 1, 0, 1]
@@ -297,6 +331,16 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "chunk":  # the CTA a chunk of `rows` rows gets
             rows, block = map(int, numbers)
             assert block == SPEC.backward_chunk_block(SPEC.backward_config(int(hidden)), rows)
+            continue
+        if kind == "rowcol":  # the row and column CTAs: where they run, and their launch
+            rc_keys = ("rows_per_cta", "row_ctas", "vectors", "column_ctas", "block")
+            values = list(map(int, numbers))
+            for k, rows in enumerate((1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256)):
+                default, *shape = values[6 * k:6 * k + 6]
+                assert default == int(SPEC.row_column_default(rows, int(hidden))), (line, rows)
+                want = SPEC.row_column_shape(rows, int(hidden))
+                assert dict(zip(rc_keys, shape, strict=True)) == want, (line, rows)
+            assert len(values) == 66, line
             continue
         if kind == "small":  # the 16-CTA cluster and the portable one
             rows, cap, *numbers = numbers

@@ -31,6 +31,7 @@ CLUSTER_ARCHES = ("sm_90a", "sm_100a", "sm_103a", "sm_120")
 HEADERS = (
     "include/miles_rmsnorm/backward.cuh",
     "include/miles_rmsnorm/backward_one_row.cuh",
+    "include/miles_rmsnorm/backward_row_column.cuh",
     "include/miles_rmsnorm/backward_small.cuh",
     "include/miles_rmsnorm/backward_args.h",
     "include/miles_rmsnorm/cluster.cuh",
@@ -139,15 +140,24 @@ SMALL_CLUSTER_BYTES = 48 * 1024
 SMALL_CLUSTER_ROWS = 8
 SMALL_MAX_CLUSTERS = 8
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
-# band, up to where the main program overtakes it on the H200 (small-batch / main program, us,
-# cold L2). 520 to 4096 to 256 rows (step 42: 33 x 768 5.05 / 5.14, 256 x 768 6.38 / 7.63, 256 x
-# 1024 6.40 / 6.72, 256 x 4096 8.73 / 9.49). Since steps 52-54 (session 23: the fold loads every
-# cluster's partial at once, up to eight clusters): up to H = 256 to 256 rows (256 x 256 5.01 /
-# 5.24, 384 x 256 5.74 / 5.47; H below 256 not measured), 264 to 512 to 384 rows (384 x 512
-# 6.46 / 7.19, 512 x 512 6.80 / 6.66), 4104 to 6144 to 128 rows (128 x 5120 7.40 / 9.78, 128 x
-# 6144 7.77 / 10.63; 192 x 5120 15.97 / 11.05, 192 x 6144 16.26 / 11.86), 6152 to 8192 to 256
-# rows (192 x 8192 11.24 / 13.76, 256 x 8192 12.19 / 13.32).
-SMALL_WINDOWS = ((256, 256), (512, 384), (4096, 256), (6144, 128), (8192, 256))
+# band, up to where the main program overtakes it on the H200 (small-batch / main program, us).
+# Since step 60 (session 28: 8 rows or more run in row and column CTAs; CUPTI kernel time with a
+# cold L2, window_sweep.py): up to H = 256 to 1024 rows (768 x 256 5.33 / 6.53, 1024 x 256
+# 5.86 / 5.92, the strided per-head view's 384 rows 3.94 / 5.18; 1536 x 256 8.00 / 6.82; H below
+# 256 not measured), 264 to 512 to 512 rows (512 x 512 5.12 / 6.14, 768 x 512 7.20 / 7.17),
+# 520 to 4096 to 512 rows (512 x 1024 6.02 / 6.72, 512 x 2048 7.23 / 9.71, 512 x 4096 11.65 /
+# 12.24; 768 x 1024 11.71 / 7.95, 768 x 4096 16.64 / 14.75), 4104 to 6144 to 192 rows (192 x
+# 5120 8.26 / 10.67, 192 x 6144 8.53 / 11.49; 256 x 5120 10.37 / 9.86), 6152 to 8192 to 256
+# rows (256 x 8192 12.00 / 11.97 level with the clusters' 12.02 in step 60's sweep; 384 x 8192
+# 16.29 / 16.22, 512 x 8192 20.50 / 18.43). Before, with clusters only (steps 42-54): 256, 384,
+# 256, 128 and 256 rows.
+SMALL_WINDOWS = ((256, 1024), (512, 512), (4096, 512), (6144, 192), (8192, 256))
+# From ROW_COLUMN_MIN_ROWS rows the small-batch program gives each row a CTA of its own and sums
+# dw in column CTAs, without clusters: faster than the clusters on the H200 at every measured
+# hidden size (config.h, row_column_default; docs/kernels.md step 60). CTAs of whole rows, at least
+# ROW_COLUMN_MIN_BLOCK threads.
+ROW_COLUMN_MIN_BLOCK = 128
+ROW_COLUMN_MIN_ROWS = 8
 
 
 def _pow2_ceil(value: int) -> int:
@@ -383,6 +393,27 @@ def small_backward_shape(rows: int, hidden: int,
             "row_warps": row_warps, "ctas": ctas, "slice_warps": slice_warps, "slice": width,
             "row_groups": row_groups, "rows_per_group": rows_per_group,
             "block": row_groups * width}
+
+
+def row_column_shape(rows: int, hidden: int) -> dict[str, int]:
+    """Row and column CTAs of a small-batch call (mirrors config.h's ``row_column_shape``).
+
+    Row CTAs hold ``rows_per_cta`` whole rows; each column CTA sums dw over ``vectors`` vectors
+    of every row in ``small_backward_shape``'s order, one task (a row group of a cluster block at
+    one vector) a thread. Every CTA has ``block`` threads.
+    """
+    s = small_backward_shape(rows, hidden)
+    rows_per_cta = -(-ROW_COLUMN_MIN_BLOCK // s["tpr"])
+    block = rows_per_cta * s["tpr"]
+    vectors = min(block, SMALL_MAX_BLOCK) // (s["clusters"] * s["row_groups"])
+    return {"rows_per_cta": rows_per_cta, "row_ctas": -(-rows // rows_per_cta),
+            "vectors": vectors, "column_ctas": -(-(hidden // 8) // vectors), "block": block}
+
+
+def row_column_default(rows: int, hidden: int) -> bool:
+    """Whether a small-batch call runs in row and column CTAs (mirrors config.h)."""
+    del hidden  # the measured rule depends on the rows only
+    return rows >= ROW_COLUMN_MIN_ROWS
 
 
 def small_backward_window(hidden: int) -> tuple[int, int]:

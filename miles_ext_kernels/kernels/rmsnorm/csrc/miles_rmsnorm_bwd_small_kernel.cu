@@ -1,11 +1,14 @@
-// miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (thread-block
-// clusters, sm_90 and later): device code and its host launcher. The cluster shape is a function
-// of the hidden size and the cluster count one of (rows, hidden) (small_backward_shape): up to 16
-// CTAs a cluster where the driver can place a cluster that large, else up to 8 with the same row
-// partition (the same dx and dw bits).
+// miles-ext-kernels first-party RMSNorm small-batch deterministic backward program (sm_90 and
+// later): device code and its host launcher. Three kernels, the same dx and dw bits: one row in
+// one CTA (backward_one_row.cuh), row and column CTAs (backward_row_column.cuh) where
+// row_column_default takes them, else thread-block clusters (backward_small.cuh). The cluster
+// shape is a function of the hidden size and the cluster count one of (rows, hidden)
+// (small_backward_shape): up to 16 CTAs a cluster where the driver can place a cluster that
+// large, else up to 8 with the same row partition.
 #include <cuda_runtime.h>
 
 #include "miles_rmsnorm/backward_one_row.cuh"
+#include "miles_rmsnorm/backward_row_column.cuh"
 #include "miles_rmsnorm/backward_small.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
@@ -56,11 +59,26 @@ struct SmallLaunch {
     return cudaGetLastError();
   }
 
-  // The kernel without the residual's g_h staging where the call has none.
+  // Row and column CTAs where row_column_backward takes them (B: the rows a column task loads at
+  // once), else the cluster kernel without the residual's g_h staging where the call has none.
   template <typename XT, typename WT, int B>
   cudaError_t launch_batch() const {
+    if (miles_rmsnorm::row_column_backward(shape, p->rows)) {
+      if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_row_column<XT, WT, B, true>();
+      return launch_row_column<XT, WT, B, false>();
+    }
     if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_contract<XT, WT, B, true>();
     return launch_contract<XT, WT, B, false>();
+  }
+
+  template <typename XT, typename WT, int B, bool RESIDUAL>
+  cudaError_t launch_row_column() const {
+    const miles_rmsnorm::RowColumnShape rc =
+        miles_rmsnorm::row_column_shape(shape, p->rows, p->hidden);
+    const unsigned int grid = static_cast<unsigned int>(rc.row_ctas + rc.column_ctas);
+    miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL>
+        <<<grid, static_cast<unsigned int>(rc.block), 0, stream>>>(*p, shape, rc);
+    return cudaGetLastError();
   }
 
   // Full batches take the kernel built for the call's contract; one- and two-row batches the
@@ -84,25 +102,16 @@ struct SmallLaunch {
     }
   }
 
-  // The kernel without the row blocks where the call runs one cluster; over several, the dw that
-  // re-reads its columns' rows where that measured faster (small_dw_reread; built for batches of
-  // one and two rows only), else the fold through the workspace. The same bits either way.
+  // The kernel without the row blocks and the fold where the call runs one cluster.
   template <typename XT, typename WT, int B, bool RESIDUAL, int CONTRACT>
   cudaError_t launch_clusters() const {
-    if (shape.clusters == 1) {
-      return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwOneCluster, CONTRACT>();
-    }
-    if constexpr (B < miles_rmsnorm::kSmallBackwardBatch) {
-      if (miles_rmsnorm::small_dw_reread(shape)) {
-        return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwReread, CONTRACT>();
-      }
-    }
-    return launch<XT, WT, B, RESIDUAL, miles_rmsnorm::kDwClusterFold, CONTRACT>();
+    if (shape.clusters > 1) return launch<XT, WT, B, RESIDUAL, true, CONTRACT>();
+    return launch<XT, WT, B, RESIDUAL, false, CONTRACT>();
   }
 
-  template <typename XT, typename WT, int B, bool RESIDUAL, int DW, int CONTRACT>
+  template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, int CONTRACT>
   cudaError_t launch() const {
-    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, DW, CONTRACT>;
+    auto kernel = miles_rmsnorm::backward_small_kernel<XT, WT, B, RESIDUAL, MULTI, CONTRACT>;
     miles_rmsnorm::SmallBackwardShape s = shape;
     if (s.ctas > miles_rmsnorm::kSmallBackwardPortableCtas) {
       // Asked at the largest block (kSmallBackwardMaxBlock threads), once per device and kernel.

@@ -9,42 +9,19 @@
 // sum with the main program's second-level butterfly, so dx has the main program's bits. dw needs
 // no grid barrier: a CTA owns its columns, each of its row groups sums a contiguous block of rows
 // in row order in FP64, and the blocks are summed in order — rounded once, or with several
-// clusters first folded in cluster order: by the last CTA of each column slice to finish
-// (write_small_dw), or by each CTA over its own sub-slice of columns, whose rows of every cluster
-// it reads again (write_reread_dw). A function of (rows, hidden) only (small_backward_shape),
-// whichever cluster size the launcher could place and whichever of the two folds it took.
+// clusters first folded in cluster order by the last CTA of each column slice to finish. A
+// function of (rows, hidden) only (small_backward_shape), whichever cluster size the launcher
+// could place.
 #pragma once
 
 #include <cooperative_groups.h>
 
-#include <cstdlib>
 #include <type_traits>
 
 #include "miles_rmsnorm/backward.cuh"
 #include "miles_rmsnorm/cluster.cuh"
 
 namespace miles_rmsnorm {
-
-// Offsets of rows `at` in g, x and, where `residual`, g_h (else 0); the per-head test is taken
-// once for the B rows (std::bool_constant: out of the loop).
-template <int B>
-__device__ __forceinline__ void batch_offsets(const BackwardParams& p, const int (&at)[B],
-                                              bool per_head, bool residual, int64_t (&og)[B],
-                                              int64_t (&ox)[B], int64_t (&oh)[B]) {
-  auto offsets = [&](auto per_head_rows) {
-#pragma unroll
-    for (int i = 0; i < B; ++i) {
-      og[i] = row_offset(at[i], per_head_rows.value, p.heads, p.g_addr);
-      ox[i] = row_offset(at[i], per_head_rows.value, p.heads, p.x_addr);
-      oh[i] = residual ? row_offset(at[i], per_head_rows.value, p.heads, p.gh_addr) : 0;
-    }
-  };
-  if (per_head) {
-    offsets(std::true_type{});
-  } else {
-    offsets(std::false_type{});
-  }
-}
 
 // A batch of B rows of one thread read by dx_row: g and x vectors in registers; the residual
 // form's g_h vectors in this thread's shared-memory slots (row i at gh[i * blockDim.x]), copied
@@ -218,187 +195,6 @@ __device__ __forceinline__ void write_small_dw(const BackwardParams& p,
   if (threadIdx.x == 0) p.counters[cta] = 0u;
 }
 
-// How a small-batch kernel sums dw. kDwOneCluster: the call runs one cluster, a CTA owns its
-// columns over every row. Over several clusters, kDwClusterFold: each cluster sums its own rows'
-// products, and the last CTA of a column slice to arrive folds the clusters' partials through the
-// workspace (write_small_dw); kDwReread: each CTA reads every row of a sub-slice of its columns
-// again (its own cluster's share of the slice) and sums them in the same order, so no partial
-// leaves the CTA (write_reread_dw). The same additions in the same order either way: the same dw
-// bits.
-constexpr int kDwOneCluster = 0;
-constexpr int kDwClusterFold = 1;
-constexpr int kDwReread = 2;
-
-// Whether a call of several clusters takes the re-read dw (kDwReread) rather than the fold
-// through the workspace: where it measured faster on the H200 (docs/kernels.md step 59; CUDA
-// graphs of 20 calls, and the harness's cold L2 at T = 64 and 256):
-// * the cluster count divides the slice, so each CTA's sub-slice is exact and each thread has
-//   one task. With 3, 5 or 6 clusters of 32- or 64-thread slices the sub-slice rounds up, some
-//   threads take a second task, and the call was 5-15% slower;
-// * row groups of one or two rows (batches of one or two). The kernels of four-row batches keep
-//   the fold: the re-read spilled there, and T = 256 at H 4096 and 8192 was 16-19% slower;
-// * at most 12 rows a cluster. The re-read grows with the rows, the fold does not: 128 rows were
-//   2-4% slower;
-// * not a row of 9-16 warps (H 2056-4096): level with a warm L2, 1-2.5% slower with a cold one
-//   at 64 x 4096.
-// Measured there: 64 x 5120 to 64 x 8192 5-8% faster, 64 x 512 to 64 x 2048 2-5%, 32 x 8192 10%.
-// MILES_EXT_KERNELS_SMALL_DW "fold" or "reread" forces either wherever a row group has one or
-// two rows (test hooks: the same bits).
-inline bool small_dw_reread(const SmallBackwardShape& s) {
-  if (s.clusters < 2 || s.rows_per_group > 2) return false;
-  const char* mode = std::getenv("MILES_EXT_KERNELS_SMALL_DW");
-  if (mode != nullptr && mode[0] == 'f') return false;
-  if (mode != nullptr && mode[0] == 'r') return true;
-  const bool mid_rows = s.row_warps > 8 && s.row_warps <= 16;
-  return s.slice % s.clusters == 0 && s.rows_per_cluster <= kSmallRereadRowsPerCluster &&
-         !mid_rows;
-}
-
-// One task of the re-read dw: row group `group` of cluster `cluster`'s block of rows (rows
-// [first, end)) at one vector of the row (`vector`; `live`: a vector of this CTA's sub-slice and
-// of the row). Task q of a CTA: vector q % sub of the sub-slice, then the row groups, then the
-// clusters.
-struct DwTask {
-  int first;
-  int end;
-  int vector;
-  bool live;
-};
-
-// Vectors of a column slice's sub-slice: the slice split over the clusters (the CTAs of one rank,
-// one in each cluster, share its columns).
-__device__ __forceinline__ int dw_sub_slice(const SmallBackwardShape& s) {
-  return (s.slice + s.clusters - 1) / s.clusters;
-}
-
-__device__ __forceinline__ DwTask dw_task(const SmallBackwardShape& s, int q, int sub,
-                                          int cluster, int cta, int rows, int nv) {
-  const int v = q % sub;
-  const int rest = q / sub;
-  const int group = rest % s.row_groups;
-  const int block = rest / s.row_groups;
-  DwTask t;
-  t.first = block * s.rows_per_cluster + group * s.rows_per_group;
-  const int block_end = (block + 1) * s.rows_per_cluster < rows
-                            ? (block + 1) * s.rows_per_cluster : rows;
-  t.end = t.first + s.rows_per_group < block_end ? t.first + s.rows_per_group : block_end;
-  const int in_slice = cluster * sub + v;
-  t.vector = cta * s.slice + in_slice;
-  t.live = in_slice < s.slice && t.vector < nv;
-  return t;
-}
-
-// B rows of a task from its row first + n0: g, x and rstd, branch-free like load_batch (a row
-// past the task's end reads row 0, a dead task vector 0).
-template <int B>
-struct DwRows {
-  uint4 g[B];
-  uint4 x[B];
-  float r[B];
-};
-
-template <typename XT, int B>
-__device__ __forceinline__ void load_dw_rows(const BackwardParams& p, const DwTask& t, int n0,
-                                             bool per_head, DwRows<B>& rows) {
-  const int jj = t.live ? t.vector : 0;
-  int at[B];
-#pragma unroll
-  for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
-  int64_t og[B], ox[B], oh[B];
-  batch_offsets<B>(p, at, per_head, false, og, ox, oh);
-#pragma unroll
-  for (int i = 0; i < B; ++i) {
-    rows.r[i] = __ldg(p.rstd + at[i]);
-    rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) + og[i] + jj * 8);
-    rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
-  }
-}
-
-// The task's exact products of rows first + n0 ... (B of them) added into acc in row order, the
-// dx pass's products and FP64 additions (dx_vector, accumulate): a row past the end keeps acc (a
-// select: its row-0 stand-in's rstd may be infinite).
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void add_dw_rows(const DwRows<B>& rows, const DwTask& t, int n0,
-                                            double (&acc)[8]) {
-#pragma unroll
-  for (int i = 0; i < B; ++i) {
-    const bool valid = t.first + n0 + i < t.end;
-    const float ri = rows.r[i];
-    const double scale = product_scale<CAST, double>(ri);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float gk = widen<XT>(rows.g[i], e);
-      const float xk = widen<XT>(rows.x[i], e);
-      double sum = acc[e];
-      accumulate(sum, CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
-      acc[e] = valid ? sum : acc[e];
-    }
-  }
-}
-
-// Position of element e of task q's sums in shared memory: eight doubles a task, the elements
-// rotated so that a warp's stores of one element spread over the banks.
-__device__ __forceinline__ int dw_slot(int q, int e) { return q * 8 + (e ^ ((q >> 1) & 7)); }
-
-// dw of this CTA's sub-slice, re-read (kDwReread): every task's row-group sums (each in row order
-// from +0, as the dx pass's acc), then each cluster's block in row-group order, then the blocks in
-// cluster order, rounded once: write_small_dw's additions. `first_rows`: the rows of task
-// threadIdx.x from its first row, loaded at kernel entry. `sums`: shared memory of
-// kSmallRereadTasks * 8 doubles that no thread reads or writes any more. Every thread calls it.
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void write_reread_dw(const BackwardParams& p,
-                                                const SmallBackwardShape& s,
-                                                const DwRows<B>& first_rows, int cluster,
-                                                int cta, bool per_head, double* sums) {
-  const int sub = dw_sub_slice(s);
-  const int tasks = s.clusters * s.row_groups * sub;
-  const int nv = static_cast<int>(p.hidden / 8);
-  const int rows = static_cast<int>(p.rows);
-  for (int q = static_cast<int>(threadIdx.x); q < tasks; q += static_cast<int>(blockDim.x)) {
-    const DwTask t = dw_task(s, q, sub, cluster, cta, rows, nv);
-    double acc[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[e] = 0.0;
-    DwRows<B> more;
-    for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
-      if (n0 == 0 && q == static_cast<int>(threadIdx.x)) {
-        add_dw_rows<XT, B, CAST>(first_rows, t, n0, acc);
-      } else {
-        load_dw_rows<XT, B>(p, t, n0, per_head, more);
-        add_dw_rows<XT, B, CAST>(more, t, n0, acc);
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sums[dw_slot(q, e)] = acc[e];
-  }
-  __syncthreads();
-  // Each block's row groups in order, into its first group's slot (read by this thread only).
-  const int block_tasks = s.clusters * sub * 8;
-  for (int q = static_cast<int>(threadIdx.x); q < block_tasks;
-       q += static_cast<int>(blockDim.x)) {
-    const int e = q & 7;
-    const int v = (q >> 3) % sub;
-    const int block = (q >> 3) / sub;
-    const int base = block * s.row_groups * sub + v;
-    double sum = sums[dw_slot(base, e)];
-    for (int g = 1; g < s.row_groups; ++g) sum += sums[dw_slot(base + g * sub, e)];
-    sums[dw_slot(base, e)] = sum;
-  }
-  __syncthreads();
-  // The blocks in cluster order, rounded once.
-  for (int q = static_cast<int>(threadIdx.x); q < sub * 8; q += static_cast<int>(blockDim.x)) {
-    const int e = q & 7;
-    const int v = q >> 3;
-    const int in_slice = cluster * sub + v;
-    const int vector = cta * s.slice + in_slice;
-    if (in_slice < s.slice && vector < nv) {
-      double sum = sums[dw_slot(v, e)];
-      for (int c = 1; c < s.clusters; ++c) sum += sums[dw_slot(c * s.row_groups * sub + v, e)];
-      p.dw[static_cast<int64_t>(vector) * 8 + e] = static_cast<float>(sum);
-    }
-  }
-}
-
 // dx of a batch's B rows and their exact products added into acc in row order: dx_vector for
 // each slot, without a branch. Every slot's arithmetic runs; a slot past the group's end keeps
 // acc as it was (a select, not an added zero: its row-0 stand-in's rstd may be infinite) and,
@@ -435,17 +231,16 @@ __device__ __forceinline__ void small_dx_rows(const BackwardParams& p, const int
 // B rows a batch: 4, or the rows of a row group where it has one or two, so that a call of a few
 // rows neither reduces nor exchanges empty rows. The same arithmetic a row either way: the same
 // dx and dw bits. RESIDUAL: the call's kResidual flag (the g_h staging is compiled into the
-// residual kernels only). DW: kDwOneCluster, or how a call of several clusters sums dw
-// (kDwClusterFold, kDwReread; the row blocks and the fold are compiled into those kernels only:
-// one cluster measured 0.05-0.25 us slower with them, H200). CONTRACT: the call's
-// kCastBeforeWeightMul | kZeroCenteredGamma bits, fixed at compile time, or kRuntimeContract
-// (read from the flags): the kernels of full batches (B = 4) hold one contract's code each, no
-// branch on the cast and no select on 1 + w (0.1-0.25 us of a T = 16 call, docs/kernels.md step
-// 43); the kernels of one- and two-row batches keep the flags.
+// residual kernels only). MULTI: the call runs several clusters (s.clusters > 1; the row blocks
+// and the fold are compiled into those kernels only: one cluster measured 0.05-0.25 us slower
+// with them, H200). CONTRACT: the call's kCastBeforeWeightMul | kZeroCenteredGamma bits, fixed at
+// compile time, or kRuntimeContract (read from the flags): the kernels of full batches (B = 4)
+// hold one contract's code each, no branch on the cast and no select on 1 + w (0.1-0.25 us of a
+// T = 16 call, docs/kernels.md step 43); the kernels of one- and two-row batches keep the flags.
 constexpr int kRuntimeContract = -1;
 constexpr int kContractMask = kCastBeforeWeightMul | kZeroCenteredGamma;
 
-template <typename XT, typename WT, int B, bool RESIDUAL, int DW, int CONTRACT>
+template <typename XT, typename WT, int B, bool RESIDUAL, bool MULTI, int CONTRACT>
 __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     backward_small_kernel(const BackwardParams p, const SmallBackwardShape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -462,10 +257,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   // received from the cluster: [phase][row group][warp of the row][batch row], double-buffered
   // with one barrier each (a peer sends batch k + 2 only after it has received this CTA's
   // batch k + 1, which this CTA sends after reading batch k).
-  constexpr bool MULTI = DW != kDwOneCluster;
-  constexpr bool REREAD = DW == kDwReread;
-  // The re-read dw's task sums (write_reread_dw) need more room than the fold's column sums.
-  __shared__ double block_sums[REREAD ? kSmallRereadTasks * 8 : kSmallBackwardMaxBlock * 8];
+  __shared__ double block_sums[kSmallBackwardMaxBlock * 8];
   __shared__ __align__(16) float received[2][kRowWarps][B];
   __shared__ __align__(8) uint64_t barriers[2];
   // The residual form's g_h slots (BatchRows) alias block_sums, which is written only after the
@@ -525,7 +317,19 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       valid[i] = row[i] < end;
       at[i] = valid[i] ? row[i] : 0;
     }
-    batch_offsets<B>(p, at, per_head, residual, og, ox, oh);
+    auto offsets = [&](auto per_head_rows) {  // std::bool_constant: the test out of the loop
+#pragma unroll
+      for (int i = 0; i < B; ++i) {
+        og[i] = row_offset(at[i], per_head_rows.value, p.heads, p.g_addr);
+        ox[i] = row_offset(at[i], per_head_rows.value, p.heads, p.x_addr);
+        oh[i] = residual ? row_offset(at[i], per_head_rows.value, p.heads, p.gh_addr) : 0;
+      }
+    };
+    if (per_head) {
+      offsets(std::true_type{});
+    } else {
+      offsets(std::false_type{});
+    }
 #pragma unroll
     for (int i = 0; i < B; ++i) {
       r[i] = __ldg(p.rstd + at[i]);
@@ -539,13 +343,6 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
     if (residual) cp_async_commit();
   };
   load_batch(first);
-  // The re-read dw's first task's rows, loaded with the first batch (their latency overlaps it).
-  DwRows<B> dw_rows;
-  if (REREAD) {
-    const DwTask task = dw_task(s, static_cast<int>(threadIdx.x), dw_sub_slice(s), cluster, cta,
-                                rows, nv);
-    load_dw_rows<XT, B>(p, task, 0, per_head, dw_rows);
-  }
   if (exchange) {
     if (threadIdx.x == 0) {
       barrier_init(shared_address(&barriers[0]), 1);
@@ -603,15 +400,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
   if (exchange && batch_index == 0) cluster_wait();  // no rows: match the arrival
   if (residual) __syncthreads();  // every thread is done with its g_h slots (block_sums)
 
-  if constexpr (REREAD) {
-    if (cast) {
-      write_reread_dw<XT, B, true>(p, s, dw_rows, cluster, cta, per_head, block_sums);
-    } else {
-      write_reread_dw<XT, B, false>(p, s, dw_rows, cluster, cta, per_head, block_sums);
-    }
-  } else {
-    write_small_dw<MULTI>(p, s, acc[0], block_sums, cluster, cta, t, group, j, live);
-  }
+  write_small_dw<MULTI>(p, s, acc[0], block_sums, cluster, cta, t, group, j, live);
 #endif
 }
 

@@ -172,13 +172,6 @@ constexpr int64_t kSmallClusterBytes = 48 * 1024;
 constexpr int kSmallClusterRows = 8;
 constexpr int kSmallMaxClusters = 8;
 constexpr int kSmallFoldColumns = 2;
-// Tasks of a CTA's re-read dw (write_reread_dw) at most: clusters x row groups x ceil(slice /
-// clusters) < row groups x slice + clusters x row groups <= kSmallBackwardMaxBlock +
-// kSmallMaxClusters x kSmallBackwardMaxRowGroups.
-constexpr int kSmallRereadTasks =
-    kSmallBackwardMaxBlock + kSmallMaxClusters * kSmallBackwardMaxRowGroups;
-// The most rows a cluster for which the launcher takes the re-read dw (small_dw_reread).
-constexpr int kSmallRereadRowsPerCluster = 12;
 
 // The small-batch program serves the one-vector-per-thread shapes (hidden <= 8192).
 inline bool small_backward_supported(int64_t hidden) {
@@ -228,6 +221,51 @@ inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden,
   small_backward_columns(s, max_ctas);
   s.block = s.row_groups * s.slice;
   return s;
+}
+
+// The small-batch program's calls of a few dozen rows run in row CTAs and column CTAs instead of
+// clusters (backward_row_column.cuh): a row CTA holds whole rows (row groups of tpr threads), a
+// column CTA sums dw over `vectors` vectors of every row in small_backward_shape's order, one
+// task (a row group of a cluster block at one vector) a thread. All CTAs have `block` threads:
+// whole rows, as few as make at least kRowColumnMinBlock threads.
+struct RowColumnShape {
+  int rows_per_cta;  // rows of a row CTA
+  int row_ctas;      // ceil(rows / rows_per_cta), first in the grid
+  int vectors;       // vectors of a column CTA
+  int column_ctas;   // ceil(hidden / 8 / vectors), after the row CTAs
+  int block;         // threads of every CTA: rows_per_cta * tpr, at least kRowColumnMinBlock
+};
+
+constexpr int kRowColumnMinBlock = 128;
+
+// The row and column CTAs of a call of `rows` rows whose small-batch shape is `s`. A column CTA
+// takes as many vectors as give each of its first min(block, kSmallBackwardMaxBlock) threads one
+// task: clusters x row groups tasks a vector, at most kSmallMaxClusters x
+// kSmallBackwardMaxRowGroups = 128 = kRowColumnMinBlock, so at least one vector a CTA and at most
+// min(block, kSmallBackwardMaxBlock) tasks.
+inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows,
+                                       int64_t hidden) {
+  RowColumnShape rc;
+  rc.rows_per_cta = (kRowColumnMinBlock + s.tpr - 1) / s.tpr;
+  rc.block = rc.rows_per_cta * s.tpr;
+  rc.row_ctas = static_cast<int>((rows + rc.rows_per_cta - 1) / rc.rows_per_cta);
+  const int threads = rc.block < kSmallBackwardMaxBlock ? rc.block : kSmallBackwardMaxBlock;
+  rc.vectors = threads / (s.clusters * s.row_groups);
+  const int nv = static_cast<int>(hidden / 8);
+  rc.column_ctas = (nv + rc.vectors - 1) / rc.vectors;
+  return rc;
+}
+
+// Whether a small-batch call of `rows` rows runs in row and column CTAs: from kRowColumnMinRows
+// rows, where they measured faster than the clusters on the H200 (kernel time with a cold L2 and
+// CUDA graphs with a warm one, T 2-256 x H 256-8192; docs/kernels.md step 60): 32-42% faster at
+// T = 64, 5-39% at T 24-256 and H <= 4096, 35-42% at T 24-64 and H 5120-8192, 1-23% at T 8-16,
+// and from 14% faster to 2% slower at T 96-256 and H 5120-8192 (256 x 8192). Below it the
+// clusters spread a few rows over more SMs: at T = 2 the row and column CTAs were 8-21% slower,
+// at T = 4 up to 13-15%, at T = 6 from 12% faster to 6% slower.
+constexpr int kRowColumnMinRows = 8;
+inline bool row_column_default(const SmallBackwardShape& /*s*/, int64_t rows) {
+  return rows >= kRowColumnMinRows;
 }
 
 // ceil(2^32 / d) for 2 <= d <= 1024: for every n < 2^16, n / d == umulhi(n, magic) (the

@@ -1,0 +1,249 @@
+// miles-ext-kernels first-party RMSNorm small-batch backward in row CTAs and column CTAs, without
+// clusters (the small-batch program: sm_90 and later).
+//
+// The cluster kernel (backward_small.cuh) splits each row's warps over a thread-block cluster,
+// exchanges their partial sums through distributed shared memory, and has each CTA sum dw over
+// its own columns; past one cluster's rows, the clusters' sums meet in a workspace. Once a call
+// has a few rows, each row can have a CTA of its own. Here one grid runs two kinds of CTA, and
+// nothing passes between them (no cluster, no workspace):
+// * row CTAs hold whole rows, a row group of tpr threads each (one vector a thread), and reduce a
+//   row within the CTA as the one-row kernel does (backward_one_row.cuh): the same first-level
+//   warp butterflies, the same second-level butterfly over the warp partials, then dx_vector. So
+//   dx has the cluster kernel's and the main program's bits.
+// * column CTAs each own a few vectors of every row and sum their dw in the cluster kernel's
+//   order (small_backward_shape's row groups and cluster blocks: each row group's rows in row
+//   order from +0 in FP64, the groups in order, the blocks in order, rounded once). So dw has the
+//   cluster kernel's bits, a function of (rows, hidden) only.
+// The launch shape is row_column_shape (config.h); where it runs, row_column_backward.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+
+#include "miles_rmsnorm/backward.cuh"
+
+namespace miles_rmsnorm {
+
+// Whether the small-batch launcher runs a call in row and column CTAs: row_column_default, unless
+// MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD is "0" (never) or "1" (every call of more than one row).
+// Test hooks: the same bits either way.
+inline bool row_column_backward(const SmallBackwardShape& s, int64_t rows) {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD");
+  if (mode != nullptr && mode[0] == '0') return false;
+  if (mode != nullptr && mode[0] == '1') return rows > 1;
+  return row_column_default(s, rows);
+}
+
+// dx of row `row` (none where `valid` is false) for thread j of its row group `group`: the one-
+// row kernel's reduction, with the warp partials of the CTA's rows through `partials` (warp w at
+// partials[w]) when a row has several warps. Every thread of the CTA calls it.
+template <typename XT, typename WT, bool RESIDUAL>
+__device__ __forceinline__ void row_cta_dx(const BackwardParams& p, const SmallBackwardShape& s,
+                                           int row, bool valid, int group, int j,
+                                           float* partials) {
+  const int nv = static_cast<int>(p.hidden / 8);
+  const bool live = j < nv;
+  const int jj = live ? j : 0;  // a thread past the row's vectors reads vector 0, adds nothing
+  const int at = valid ? row : 0;
+  const bool per_head = p.heads != 1;
+  RegisterWeights<WT, 1> w;
+  w.load(p, j, s.tpr, (p.flags & kZeroCenteredGamma) != 0);
+  const float r = __ldg(p.rstd + at);
+  const uint4 graw = load_raw<XT>(static_cast<const XT*>(p.g) +
+                                  row_offset(at, per_head, p.heads, p.g_addr) + jj * 8);
+  const uint4 xraw = load_raw<XT>(static_cast<const XT*>(p.x) +
+                                  row_offset(at, per_head, p.heads, p.x_addr) + jj * 8);
+  uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
+  if (RESIDUAL) {
+    ghraw = load_raw<XT>(static_cast<const XT*>(p.g_h) +
+                         row_offset(at, per_head, p.heads, p.gh_addr) + jj * 8);
+  }
+  w.hold();
+  float dot[1] = {live ? vector_dot<XT>(0.0f, graw, xraw, w, 0, j) : 0.0f};
+  lane_sums_once<1>(dot, s.tpr < 32 ? s.tpr : 32);
+  if (s.row_warps > 1) {
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    if (lane == 0) partials[threadIdx.x >> 5] = dot[0];
+    __syncthreads();
+    float partial[1] = {lane < s.row_warps ? partials[group * s.row_warps + lane] : 0.0f};
+    lane_sums_once<1>(partial, warp_partials_width(s.row_warps));
+    dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
+  }
+  if (!valid || !live) return;
+  const float b = dx_coefficient(r, dot[0], static_cast<float>(p.hidden));
+  float d[8];
+  auto no_dw = [](int, float) {};
+  if ((p.flags & kCastBeforeWeightMul) != 0) {
+    dx_vector<XT, true, RESIDUAL>(graw, xraw, ghraw, r, b, w, 0, j, d, no_dw);
+  } else {
+    dx_vector<XT, false, RESIDUAL>(graw, xraw, ghraw, r, b, w, 0, j, d, no_dw);
+  }
+  store8<XT>(static_cast<XT*>(p.dx) + static_cast<int64_t>(row) * p.hidden + j * 8, d);
+}
+
+// One task of a column CTA: row group `group` of cluster block `block`'s rows (rows [first,
+// end)) at vector `vector` of the row (`live`: a vector of the row). Task q: vector q % vectors
+// of the CTA's, then the row groups, then the cluster blocks.
+struct ColumnTask {
+  int first;
+  int end;
+  int vector;
+  bool live;
+};
+
+__device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, int first_vector,
+                                                  int vectors, int q, int rows, int nv) {
+  const int rest = q / vectors;
+  const int group = rest % s.row_groups;
+  const int block = rest / s.row_groups;
+  ColumnTask t;
+  t.first = block * s.rows_per_cluster + group * s.rows_per_group;
+  const int block_end = (block + 1) * s.rows_per_cluster < rows
+                            ? (block + 1) * s.rows_per_cluster : rows;
+  t.end = t.first + s.rows_per_group < block_end ? t.first + s.rows_per_group : block_end;
+  t.vector = first_vector + q % vectors;
+  t.live = t.vector < nv;
+  return t;
+}
+
+// B rows of a task from row t.first + n0: g, x and rstd, all loads issued before any use (a row
+// past the task's end reads row 0, a vector past the row's vector 0).
+template <int B>
+struct ColumnRows {
+  uint4 g[B];
+  uint4 x[B];
+  float r[B];
+};
+
+template <typename XT, int B>
+__device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
+                                                 int n0, bool per_head, ColumnRows<B>& rows) {
+  const int jj = t.live ? t.vector : 0;
+  int at[B];
+#pragma unroll
+  for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
+  auto load = [&](auto per_head_rows) {  // std::bool_constant: the test out of the loop
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      rows.r[i] = __ldg(p.rstd + at[i]);
+      rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) +
+                               row_offset(at[i], per_head_rows.value, p.heads, p.g_addr) + jj * 8);
+      rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) +
+                               row_offset(at[i], per_head_rows.value, p.heads, p.x_addr) + jj * 8);
+    }
+  };
+  if (per_head) {
+    load(std::true_type{});
+  } else {
+    load(std::false_type{});
+  }
+}
+
+// The task's exact products of rows t.first + n0 ... (B of them) added into acc in row order:
+// dx_vector's products and FP64 additions (accumulate, product_scale), as the cluster kernel's
+// dx pass adds them. A row past the end keeps acc (a select: its row-0 stand-in's rstd may be
+// infinite).
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const ColumnTask& t,
+                                                int n0, double (&acc)[8]) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const bool valid = t.first + n0 + i < t.end;
+    const float ri = rows.r[i];
+    const double scale = product_scale<CAST, double>(ri);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float gk = widen<XT>(rows.g[i], e);
+      const float xk = widen<XT>(rows.x[i], e);
+      double sum = acc[e];
+      accumulate(sum, CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
+      acc[e] = valid ? sum : acc[e];
+    }
+  }
+}
+
+// Position of element e of task q's sums in shared memory: eight doubles a task, the elements
+// rotated so that a warp's stores of one element spread over the banks.
+__device__ __forceinline__ int column_slot(int q, int e) { return q * 8 + (e ^ ((q >> 1) & 7)); }
+
+// dw of `vectors` vectors from `first_vector` (column CTA): thread q's task sums its rows in row
+// order from +0 (rows loaded B at a time), then each cluster block's row groups are added in
+// order, then the blocks in order, rounded once: the cluster kernel's additions (its dx pass's
+// acc, small_column_sums, fold_cluster_partials). `sums`: shared memory of kSmallBackwardMaxBlock
+// * 8 doubles. Every thread of the CTA calls it.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const SmallBackwardShape& s,
+                                              int first_vector, int vectors, double* sums) {
+  const int q = static_cast<int>(threadIdx.x);
+  const int tasks = s.clusters * s.row_groups * vectors;  // at most blockDim.x (config.h)
+  const int nv = static_cast<int>(p.hidden / 8);
+  if (q < tasks) {
+    const ColumnTask t = column_task(s, first_vector, vectors, q, static_cast<int>(p.rows), nv);
+    double acc[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+    for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
+      ColumnRows<B> rows;
+      load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
+      add_column_rows<XT, B, CAST>(rows, t, n0, acc);
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+  }
+  __syncthreads();
+  // Each block's row groups in order, into its first group's slot (read by this thread only).
+  const int block_tasks = s.clusters * vectors * 8;
+  for (int k = q; k < block_tasks; k += static_cast<int>(blockDim.x)) {
+    const int e = k & 7;
+    const int v = (k >> 3) % vectors;
+    const int base = (k >> 3) / vectors * s.row_groups * vectors + v;
+    double sum = sums[column_slot(base, e)];
+    for (int g = 1; g < s.row_groups; ++g) sum += sums[column_slot(base + g * vectors, e)];
+    sums[column_slot(base, e)] = sum;
+  }
+  __syncthreads();
+  // The blocks in cluster order, rounded once.
+  for (int k = q; k < vectors * 8; k += static_cast<int>(blockDim.x)) {
+    const int e = k & 7;
+    const int v = k >> 3;
+    const int vector = first_vector + v;
+    if (vector < nv) {
+      double sum = sums[column_slot(v, e)];
+      for (int c = 1; c < s.clusters; ++c) {
+        sum += sums[column_slot(c * s.row_groups * vectors + v, e)];
+      }
+      p.dw[static_cast<int64_t>(vector) * 8 + e] = static_cast<float>(sum);
+    }
+  }
+}
+
+// Row CTAs [0, rc.row_ctas) write dx of their rows; the column CTAs after them write dw of their
+// vectors (see the file comment). `s`: small_backward_shape(rows, hidden), whose row groups and
+// cluster blocks fix dw's order. B: the rows a column task loads at once (the cluster kernel's
+// batch: the rows of a row group where it has one or two, else four). The contract is read from
+// the flags; RESIDUAL: the kResidual flag. CTAs of up to 1024 threads (rows of H 4104-8192), two
+// of 512 an SM: 64 registers a thread (a task of four-row batches spills 80 bytes).
+template <typename XT, typename WT, int B, bool RESIDUAL>
+__global__ void __launch_bounds__(1024, 1)
+    backward_row_column_kernel(const BackwardParams p, const SmallBackwardShape s,
+                               const RowColumnShape rc) {
+  __shared__ double sums[kSmallBackwardMaxBlock * 8];
+  __shared__ float partials[32];
+  const int cta = static_cast<int>(blockIdx.x);
+  if (cta < rc.row_ctas) {
+    const int group = static_cast<int>(threadIdx.x) / s.tpr;
+    const int j = static_cast<int>(threadIdx.x) - group * s.tpr;
+    const int row = cta * rc.rows_per_cta + group;
+    row_cta_dx<XT, WT, RESIDUAL>(p, s, row, row < p.rows, group, j, partials);
+    return;
+  }
+  const int first_vector = (cta - rc.row_ctas) * rc.vectors;
+  if ((p.flags & kCastBeforeWeightMul) != 0) {
+    column_cta_dw<XT, B, true>(p, s, first_vector, rc.vectors, sums);
+  } else {
+    column_cta_dw<XT, B, false>(p, s, first_vector, rc.vectors, sums);
+  }
+}
+
+}  // namespace miles_rmsnorm
