@@ -844,7 +844,7 @@ def test_row_column_backward_runs_where_the_rule_says(monkeypatch, rows, hidden)
         return any("backward_row_column_kernel" in name for name in names)
 
     monkeypatch.delenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", raising=False)
-    assert row_column_ran() == rmsnorm_spec.row_column_default(rows, hidden)
+    assert row_column_ran() == rmsnorm_spec.row_column_default(rows)
     monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "1")
     assert row_column_ran()
     monkeypatch.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "0")

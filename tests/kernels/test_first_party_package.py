@@ -81,7 +81,7 @@ int main() {
     for (long rows : rowcol_rows) {
       const SmallBackwardShape s = small_backward_shape(rows, h);
       const RowColumnShape rc = row_column_shape(s, rows, h);
-      std::printf(" %d %d %d %d %d %d", row_column_default(s, rows), rc.rows_per_cta, rc.row_ctas,
+      std::printf(" %d %d %d %d %d %d", row_column_default(rows), rc.rows_per_cta, rc.row_ctas,
                   rc.vectors, rc.column_ctas, rc.block);
     }
     std::printf("\n");
@@ -232,8 +232,8 @@ def test_row_and_column_ctas_cover_every_row_and_vector_once():
             assert rc["vectors"] >= 1 and tasks <= min(rc["block"], SPEC.SMALL_MAX_BLOCK)
             assert (rc["column_ctas"] - 1) * rc["vectors"] < hidden // 8 <= (
                 rc["column_ctas"] * rc["vectors"])
-    assert not SPEC.row_column_default(7, 4096) and SPEC.row_column_default(8, 4096)
-    assert SPEC.row_column_default(256, 8192) and not SPEC.row_column_default(1, 64)
+    assert not SPEC.row_column_default(7) and SPEC.row_column_default(8)
+    assert SPEC.row_column_default(256) and not SPEC.row_column_default(1)
 
 
 def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
@@ -337,7 +337,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             values = list(map(int, numbers))
             for k, rows in enumerate((1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256)):
                 default, *shape = values[6 * k:6 * k + 6]
-                assert default == int(SPEC.row_column_default(rows, int(hidden))), (line, rows)
+                assert default == int(SPEC.row_column_default(rows)), (line, rows)
                 want = SPEC.row_column_shape(rows, int(hidden))
                 assert dict(zip(rc_keys, shape, strict=True)) == want, (line, rows)
             assert len(values) == 66, line

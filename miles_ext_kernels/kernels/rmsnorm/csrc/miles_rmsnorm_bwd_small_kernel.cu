@@ -63,7 +63,7 @@ struct SmallLaunch {
   // once), else the cluster kernel without the residual's g_h staging where the call has none.
   template <typename XT, typename WT, int B>
   cudaError_t launch_batch() const {
-    if (miles_rmsnorm::row_column_backward(shape, p->rows)) {
+    if (miles_rmsnorm::row_column_backward(p->rows)) {
       if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_row_column<XT, WT, B, true>();
       return launch_row_column<XT, WT, B, false>();
     }

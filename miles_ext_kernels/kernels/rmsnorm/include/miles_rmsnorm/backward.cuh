@@ -407,6 +407,14 @@ struct SharedWeights {
   }
 };
 
+// One element's exact dw product, to be scaled by product_scale: g * x (scaled by r in FP64), or
+// g * round(x * r) under the cast-before-weight-mul contract. dx_vector hands it on, and the
+// small-batch program's column CTAs (backward_row_column.cuh) compute it again from the rows.
+template <typename XT, bool CAST>
+__device__ __forceinline__ float dw_product(float gk, float xk, float ri) {
+  return CAST ? gk * round_through<XT>(xk * ri) : gk * xk;
+}
+
 // One vector's dx (eight elements) and its exact dw products, specialised on the contract so
 // that no per-element select is left: dx = r * (g * w) - b * x (+ g_h), and add(e, product) with
 // product g * x (to be scaled by r in FP64) or g * round(x * r) under the cast-before-weight-mul
@@ -422,7 +430,7 @@ __device__ __forceinline__ void dx_vector(uint4 graw, uint4 xraw, uint4 ghraw, f
     const float xk = widen<XT>(xraw, e);
     d[e] = __fmaf_rn(-b, xk, ri * (gk * w.get(k, j, e)));
     if (RESIDUAL) d[e] += widen<XT>(ghraw, e);
-    add(e, CAST ? gk * round_through<XT>(xk * ri) : gk * xk);
+    add(e, dw_product<XT, CAST>(gk, xk, ri));
   }
 }
 

@@ -19,20 +19,19 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <type_traits>
 
-#include "miles_rmsnorm/backward.cuh"
+#include "miles_rmsnorm/backward_small.cuh"
 
 namespace miles_rmsnorm {
 
 // Whether the small-batch launcher runs a call in row and column CTAs: row_column_default, unless
 // MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD is "0" (never) or "1" (every call of more than one row).
 // Test hooks: the same bits either way.
-inline bool row_column_backward(const SmallBackwardShape& s, int64_t rows) {
+inline bool row_column_backward(int64_t rows) {
   const char* mode = std::getenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD");
   if (mode != nullptr && mode[0] == '0') return false;
   if (mode != nullptr && mode[0] == '1') return rows > 1;
-  return row_column_default(s, rows);
+  return row_column_default(rows);
 }
 
 // dx of row `row` (none where `valid` is false) for thread j of its row group `group`: the one-
@@ -123,26 +122,19 @@ __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const 
   int at[B];
 #pragma unroll
   for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
-  auto load = [&](auto per_head_rows) {  // std::bool_constant: the test out of the loop
+  int64_t og[B], ox[B], oh[B];
+  batch_offsets<B>(p, at, per_head, false, og, ox, oh);
 #pragma unroll
-    for (int i = 0; i < B; ++i) {
-      rows.r[i] = __ldg(p.rstd + at[i]);
-      rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) +
-                               row_offset(at[i], per_head_rows.value, p.heads, p.g_addr) + jj * 8);
-      rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) +
-                               row_offset(at[i], per_head_rows.value, p.heads, p.x_addr) + jj * 8);
-    }
-  };
-  if (per_head) {
-    load(std::true_type{});
-  } else {
-    load(std::false_type{});
+  for (int i = 0; i < B; ++i) {
+    rows.r[i] = __ldg(p.rstd + at[i]);
+    rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) + og[i] + jj * 8);
+    rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
   }
 }
 
 // The task's exact products of rows t.first + n0 ... (B of them) added into acc in row order:
-// dx_vector's products and FP64 additions (accumulate, product_scale), as the cluster kernel's
-// dx pass adds them. A row past the end keeps acc (a select: its row-0 stand-in's rstd may be
+// dx_vector's products (dw_product) and FP64 additions (accumulate, product_scale), as the
+// cluster kernel's dx pass adds them. A row past the end keeps acc (a select: its row-0 stand-in's rstd may be
 // infinite).
 template <typename XT, int B, bool CAST>
 __device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const ColumnTask& t,
@@ -157,7 +149,7 @@ __device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const
       const float gk = widen<XT>(rows.g[i], e);
       const float xk = widen<XT>(rows.x[i], e);
       double sum = acc[e];
-      accumulate(sum, CAST ? gk * round_through<XT>(xk * ri) : gk * xk, scale);
+      accumulate(sum, dw_product<XT, CAST>(gk, xk, ri), scale);
       acc[e] = valid ? sum : acc[e];
     }
   }

@@ -23,6 +23,28 @@
 
 namespace miles_rmsnorm {
 
+// Offsets of rows `at` in g, x and, where `residual`, g_h (else 0); the per-head test is taken
+// once for the B rows (std::bool_constant: out of the loop). The cluster kernel's batches and the
+// row and column CTAs' column tasks (backward_row_column.cuh).
+template <int B>
+__device__ __forceinline__ void batch_offsets(const BackwardParams& p, const int (&at)[B],
+                                              bool per_head, bool residual, int64_t (&og)[B],
+                                              int64_t (&ox)[B], int64_t (&oh)[B]) {
+  auto offsets = [&](auto per_head_rows) {
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      og[i] = row_offset(at[i], per_head_rows.value, p.heads, p.g_addr);
+      ox[i] = row_offset(at[i], per_head_rows.value, p.heads, p.x_addr);
+      oh[i] = residual ? row_offset(at[i], per_head_rows.value, p.heads, p.gh_addr) : 0;
+    }
+  };
+  if (per_head) {
+    offsets(std::true_type{});
+  } else {
+    offsets(std::false_type{});
+  }
+}
+
 // A batch of B rows of one thread read by dx_row: g and x vectors in registers; the residual
 // form's g_h vectors in this thread's shared-memory slots (row i at gh[i * blockDim.x]), copied
 // with the batch's loads so that their latency is not paid again, one row after another, when
@@ -317,19 +339,7 @@ __global__ void __launch_bounds__(kSmallBackwardMaxBlock, 1)
       valid[i] = row[i] < end;
       at[i] = valid[i] ? row[i] : 0;
     }
-    auto offsets = [&](auto per_head_rows) {  // std::bool_constant: the test out of the loop
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        og[i] = row_offset(at[i], per_head_rows.value, p.heads, p.g_addr);
-        ox[i] = row_offset(at[i], per_head_rows.value, p.heads, p.x_addr);
-        oh[i] = residual ? row_offset(at[i], per_head_rows.value, p.heads, p.gh_addr) : 0;
-      }
-    };
-    if (per_head) {
-      offsets(std::true_type{});
-    } else {
-      offsets(std::false_type{});
-    }
+    batch_offsets<B>(p, at, per_head, residual, og, ox, oh);
 #pragma unroll
     for (int i = 0; i < B; ++i) {
       r[i] = __ldg(p.rstd + at[i]);

@@ -264,7 +264,7 @@ inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows
 // clusters spread a few rows over more SMs: at T = 2 the row and column CTAs were 8-21% slower,
 // at T = 4 up to 13-15%, at T = 6 from 12% faster to 6% slower.
 constexpr int kRowColumnMinRows = 8;
-inline bool row_column_default(const SmallBackwardShape& /*s*/, int64_t rows) {
+inline bool row_column_default(int64_t rows) {
   return rows >= kRowColumnMinRows;
 }
 
