@@ -751,11 +751,14 @@ def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, co
 # (rows, hidden) for the row and column CTAs: one cluster's rows and several; rows of 8 and 32
 # threads (16 and 4 rows a row CTA, the last one short), of two and three warps (two rows a CTA,
 # threads past the row's vectors), of 9-16 warps and of 1024 threads (CTAs of 1024 threads); row
-# groups of one, two and four rows (a column task's second batch of four); one and many vectors
-# a column CTA.
+# groups of one, two and four rows; column tasks of two batches at the small-batch windows' edges
+# (eight-row groups of rows of 16 and 32 threads and of 16 and 32 warps, five-row groups whose
+# second batch has one row, the last cluster block's groups short); one and many vectors a column
+# CTA.
 ROW_COLUMN_SHAPES = [(2, 64), (37, 64), (16, 256), (100, 256), (7, 512), (64, 512), (40, 520),
                      (200, 768), (33, 1536), (64, 2048), (256, 2048), (64, 4096), (96, 4096),
-                     (256, 4096), (17, 5120), (64, 6144), (64, 8192), (32, 8192)]
+                     (256, 4096), (17, 5120), (64, 6144), (64, 8192), (32, 8192), (1000, 128),
+                     (1024, 256), (509, 4096), (192, 6144), (250, 8192)]
 
 
 @pytest.mark.parametrize(("rows", "hidden"), ROW_COLUMN_SHAPES)

@@ -4,6 +4,7 @@ widened (the small-batch program, so the row and column CTAs, there too). Per sh
 a call launches (their names' program), their CUPTI time after a 256 MB fill (cold, median of 30
 calls' sums), and the median replay of a CUDA graph of 20 calls (warm), us. BF16. The last
 shapes are the harness's strided per-head view, [T, 24 of 32, 256]."""
+import os
 import statistics
 
 import torch
@@ -18,6 +19,8 @@ SHAPES = ([(r, 256) for r in (256, 384, 512, 768, 1024, 1536, 2048, 3072)]
           + [(r, h) for h in (1024, 2048, 4096) for r in (256, 384, 512, 768, 1024)]
           + [(r, h) for h in (5120, 6144) for r in (128, 192, 256, 384, 512)]
           + [(r, 8192) for r in (256, 384, 512)])
+if os.environ.get("SHAPES"):  # "rows:hidden,...": these shapes instead (session 29)
+    SHAPES = [tuple(map(int, item.split(":"))) for item in os.environ["SHAPES"].split(",")]
 
 
 def cold_us(fn):
