@@ -3,7 +3,9 @@
 # (MILES_EXT_KERNELS_COLUMN_CLUSTERS=1) and at the default (or the whole suite: SUITE=1; none:
 # TESTS=0); then session 28's window_sweep.py over SHAPES (SWEEP=1): the working tree (its
 # windows and rules), and a copy with the small-batch windows widened (B) with the column clusters
-# off and forced on (ONLY_B=1: B alone, no tests). Run from the repository root on the GPU machine, .whl carried.
+# off and forced on (ONLY_B=1: B alone, no tests; WIDE_AB=1, with wide_batch.patch applied: also
+# B at its default rules with the wide batch off and on). Run from the repository root on the GPU
+# machine, .whl carried.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 PYTHONUNBUFFERED=1
@@ -51,5 +53,12 @@ sweep() {  # tree label [env]
 if [ -z "$ONLY_B" ]; then sweep $REPO repo; else : > $OUT/window_repo.txt; fi
 sweep /tmp/B B0 MILES_EXT_KERNELS_COLUMN_CLUSTERS=0
 sweep /tmp/B B1 MILES_EXT_KERNELS_COLUMN_CLUSTERS=1
-paste $OUT/window_repo.txt $OUT/window_B0.txt $OUT/window_B1.txt | sed -E 's/ +/ /g' \
-  | awk '{print}' | cut -c1-220
+LAST=B1
+if [ -n "$WIDE_AB" ]; then  # with wide_batch.patch: the default rules, the wide batch off / on
+  sweep /tmp/B Bn MILES_EXT_KERNELS_WIDE_BATCH=0
+  sweep /tmp/B Bw
+  LAST="Bn Bw"
+fi
+paste $OUT/window_repo.txt $OUT/window_B0.txt $(for l in $LAST; do echo $OUT/window_$l.txt; done) \
+  | sed -E 's/ +/ /g; s/backward_row_column_kernel/rc/g; s/backward_deterministic_kernel/main/g' \
+  | cut -c1-240
