@@ -761,14 +761,21 @@ ROW_COLUMN_SHAPES = [(2, 64), (37, 64), (16, 256), (100, 256), (7, 512), (64, 51
                      (1024, 256), (509, 4096), (192, 6144), (250, 8192)]
 
 
-@pytest.mark.parametrize(("rows", "hidden"), ROW_COLUMN_SHAPES)
-@pytest.mark.parametrize("contract", ["default", "residual_cast", "fp32_w", "fp16_zero_centered",
-                                      "per_head"])
-def test_row_column_backward_keeps_the_cluster_kernels_bits(monkeypatch, rows, hidden, contract):
-    """The row and column CTAs (MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD=1) give the cluster kernel's
-    dx and dw bits (the fold through the workspace over several clusters), signed zeros and tiny
-    products included, every element written, per-head views read in place, and the same bits
-    in a CUDA-graph replay; dw within the budget."""
+# (rows, hidden) with several cluster blocks, for the column CTAs in clusters: the shapes they
+# serve by default (512 rows and more up to H = 1024: rows of 16, 32 and 64 threads and of four
+# warps, the last cluster block short; wide batches of 8 rows full and of 5 valid rows) and shapes
+# they serve only where forced (64 rows, where a cluster is as wide as the row; H 4096-8192, 250
+# rows and CTAs of 768 and 1024 threads).
+COLUMN_CLUSTER_SHAPES = [(1000, 128), (512, 256), (640, 256), (1024, 256), (509, 512), (512, 1024),
+                         (64, 256), (96, 4096), (64, 8192), (192, 6144), (250, 8192)]
+ROW_COLUMN_CONTRACTS = ["default", "residual_cast", "fp32_w", "fp16_zero_centered", "per_head"]
+
+
+def _assert_row_column_bits(monkeypatch, rows, hidden, contract, env):
+    """The row and column CTAs (MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD=1, and the variables of
+    ``env``) give the cluster kernel's dx and dw bits (the fold through the workspace over several
+    clusters), signed zeros and tiny products included, every element written, per-head views
+    read in place, and the same bits in a CUDA-graph replay; dw within the budget."""
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     x_dtype = torch.float16 if contract.startswith("fp16") else torch.bfloat16
@@ -792,8 +799,10 @@ def test_row_column_backward_keeps_the_cluster_kernels_bits(monkeypatch, rows, h
     _, rstd = rmsnorm_forward(x.contiguous(), w, EPS, **options, **FP)
 
     def run(row_column: str) -> tuple[torch.Tensor, torch.Tensor]:
-        with monkeypatch.context() as env:
-            env.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", row_column)
+        with monkeypatch.context() as patched:
+            patched.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", row_column)
+            for name, value in env.items():
+                patched.setenv(name, value)
             dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x_dtype)
             dw = torch.full((hidden,), float("nan"), device=DEV)
             rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=dx.view(x.shape), dw=dw,
@@ -806,24 +815,79 @@ def test_row_column_backward_keeps_the_cluster_kernels_bits(monkeypatch, rows, h
     other_dx, other_dw = run("1")
     assert torch.equal(_bits(other_dx), _bits(dx)), "dx bits differ from the cluster kernel's"
     assert torch.equal(_bits(other_dw), _bits(dw)), "dw bits differ from the cluster kernel's"
-    with monkeypatch.context() as env:
-        env.setenv("MILES_EXT_KERNELS_ROW_COLUMN_BACKWARD", "1")
-        graph_dx = torch.full((rows, hidden), float("nan"), device=DEV, dtype=x_dtype)
-        graph_dw = torch.full((hidden,), float("nan"), device=DEV)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, stream=stream):
-                rmsnorm_backward(g, x, w, rstd, g_residual=g_h, dx=graph_dx.view(x.shape),
-                                 dw=graph_dw, **options, **FP)
-        torch.cuda.current_stream().wait_stream(stream)
-        graph.replay()
-        torch.cuda.synchronize()
+    graph, (graph_dx, graph_dw) = _capture(lambda: run("1"))  # poisoned again in each replay
+    graph.replay()
+    torch.cuda.synchronize()
     assert torch.equal(_bits(graph_dx), _bits(dx)) and torch.equal(_bits(graph_dw), _bits(dw))
     if "cast" not in contract:
         _, _, _, ref_dw = _fp64_reference(x.reshape(rows, hidden), w, g.reshape(rows, hidden))
         assert _within_dw_budget(dw, ref_dw)
+
+
+@pytest.mark.parametrize(("rows", "hidden"), ROW_COLUMN_SHAPES)
+@pytest.mark.parametrize("contract", ROW_COLUMN_CONTRACTS)
+def test_row_column_backward_keeps_the_cluster_kernels_bits(monkeypatch, rows, hidden, contract):
+    """The row and column CTAs, their column CTAs where row_column_clusters_default puts them,
+    give the cluster kernel's dx and dw bits (_assert_row_column_bits)."""
+    monkeypatch.delenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS", raising=False)
+    _assert_row_column_bits(monkeypatch, rows, hidden, contract, {})
+
+
+@pytest.mark.parametrize(("rows", "hidden"), COLUMN_CLUSTER_SHAPES)
+@pytest.mark.parametrize("contract", ROW_COLUMN_CONTRACTS)
+@pytest.mark.parametrize("clusters", ["0", "1", "1 narrow"])
+def test_column_ctas_alone_or_in_clusters_keep_the_bits(monkeypatch, rows, hidden, contract,
+                                                       clusters):
+    """The column CTAs each over every row (MILES_EXT_KERNELS_COLUMN_CLUSTERS=0) and in clusters
+    of a CTA a cluster block, the blocks' sums through distributed shared memory (=1), with wide
+    batches where row_column_wide_batch takes them and without (MILES_EXT_KERNELS_WIDE_BATCH=0),
+    all give the cluster kernel's dx and dw bits (_assert_row_column_bits)."""
+    env = {"MILES_EXT_KERNELS_COLUMN_CLUSTERS": clusters.split()[0]}
+    if clusters.endswith("narrow"):
+        env["MILES_EXT_KERNELS_WIDE_BATCH"] = "0"
+    _assert_row_column_bits(monkeypatch, rows, hidden, contract, env)
+
+
+def _column_clusters_ran(call) -> tuple[bool, int]:
+    """Whether ``call()`` ran the row-and-column kernel with its column CTAs in clusters (its last
+    template argument, CLUSTERED), and the rows its column tasks load at once (B)."""
+    names = [n for n in _kernels_launched(call) if "backward_row_column_kernel" in n]
+    assert len(names) == 1, names
+    args = re.search(r"backward_row_column_kernel<([^()]*)>", names[0])
+    assert args is not None, names[0]
+    *_, batch, _, clustered = (a.strip() for a in args.group(1).split(","))
+    return clustered == "true", int(batch)
+
+
+@pytest.mark.parametrize(("rows", "hidden"), [(511, 256), (512, 256), (1024, 128), (1024, 256),
+                                           (512, 512), (512, 1024), (256, 1024), (512, 2048),
+                                           (64, 256), (256, 8192)])
+def test_column_clusters_run_where_the_rule_says(monkeypatch, rows, hidden):
+    """The column CTAs run in clusters where row_column_clusters_default (mirrored by spec) puts
+    them and wherever MILES_EXT_KERNELS_COLUMN_CLUSTERS=1 forces them (a call of several cluster
+    blocks), alone elsewhere and where it is 0; their tasks load ROW_COLUMN_WIDE_BATCH rows at once
+    exactly where row_column_wide_batch says."""
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    assert rmsnorm_spec.small_backward_shape(rows, hidden)["clusters"] > 1
+    x, w, g, _ = _inputs(rows, hidden, seed=rows + hidden)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    call = lambda: rmsnorm_backward(g, x, w, rstd, **FP)  # noqa: E731
+    for mode, clustered in ((None, None), ("1", True), ("0", False)):
+        if mode is None:
+            monkeypatch.delenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS", raising=False)
+        else:
+            monkeypatch.setenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS", mode)
+        ran, batch = _column_clusters_ran(call)
+        want = rmsnorm_spec.row_column_shape(rows, hidden, clustered)["cluster"] > 1
+        assert ran == want, mode
+        wide = rmsnorm_spec.row_column_wide_batch(rows, hidden, clustered)
+        assert (batch == rmsnorm_spec.ROW_COLUMN_WIDE_BATCH) == wide, (mode, batch)
+        monkeypatch.setenv("MILES_EXT_KERNELS_WIDE_BATCH", "0")
+        assert _column_clusters_ran(call)[1] <= rmsnorm_spec.SMALL_BATCH, mode
+        monkeypatch.delenv("MILES_EXT_KERNELS_WIDE_BATCH")
 
 
 @pytest.mark.parametrize(("rows", "hidden"), [(2, 4096), (7, 4096), (8, 4096), (256, 4096),
@@ -894,8 +958,9 @@ def test_main_program_serves_the_rows_past_the_small_batch_window(hidden):
 # shared memory.
 # The cases are calls the main program still serves, past the small-batch windows, with 9-16
 # chunks: at H = 64 only since step 60's windows (the small-batch program takes up to 1024 rows
-# at H <= 256, past which only H = 64 has at most 16 chunks, up to 2006 rows; at 264-512 to 512
-# rows, past which every call has more than 16; every such call above H = 512).
+# at H <= 128, past which only H = 64 has at most 16 chunks, up to 2006 rows; 2048 at 136-256 and
+# 1536 at 264-512 since step 63, past which every call has more than 16; every such call above
+# H = 512).
 FOLD_CASES = [(1025, 64), (1300, 64), (1536, 64), (1700, 64), (2000, 64)]
 
 

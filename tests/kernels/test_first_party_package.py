@@ -77,12 +77,17 @@ int main() {
       }
     }
     std::printf("rowcol %ld", h);
-    const long rowcol_rows[] = {1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256};
+    const long rowcol_rows[] = {1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256, 511, 512, 1536};
     for (long rows : rowcol_rows) {
       const SmallBackwardShape s = small_backward_shape(rows, h);
-      const RowColumnShape rc = row_column_shape(s, rows, h);
-      std::printf(" %d %d %d %d %d %d", row_column_default(rows), rc.rows_per_cta, rc.row_ctas,
-                  rc.vectors, rc.column_ctas, rc.block);
+      const bool clustered = row_column_clusters_default(s, rows, h);
+      const bool modes[] = {clustered, false, true};
+      for (bool forced : modes) {
+        const RowColumnShape rc = row_column_shape(s, rows, h, forced);
+        std::printf(" %d %d %d %d %d %d %d %d %d", row_column_default(rows), clustered,
+                    rc.rows_per_cta, rc.row_ctas, rc.vectors, rc.column_ctas, rc.block,
+                    rc.cluster, row_column_wide_batch(s, rc));
+      }
     }
     std::printf("\n");
   }
@@ -162,13 +167,13 @@ def test_atomic_windows_follow_the_measured_policy():
 def test_small_batch_program_takes_its_row_window_on_cluster_arches():
     package = BuildJsonPackage(PACKAGE_DIR / "build.json")
     for arch in package.arches():
-        for hidden in (64, 128, 136, 256, 264, 512, 1024, 1280, 1536, 1544, 2048, 2056, 2560,
-                       3072, 4096, 5120, 6144, 8192, 8200, 16384):
+        for hidden in (64, 128, 136, 256, 264, 512, 1024, 1032, 1280, 1536, 1544, 2048, 2056,
+                       2560, 3072, 4096, 5120, 6144, 8192, 8200, 16384):
             above, at_most = SPEC.small_backward_window(hidden)
             for residual in (False, True):
                 for rows in (1, 2, 4, 5, 8, 9, 16, 17, 20, 21, 28, 29, 31, 32, 33, 40, 41, 48, 49,
-                             64, 65, 128, 129, 192, 193, 256, 257, 384, 385, 512, 513, 1024,
-                             1025, 4096):
+                             64, 65, 128, 129, 192, 193, 256, 257, 384, 385, 512, 513, 768,
+                             769, 1024, 1025, 1536, 1537, 2048, 2049, 4096):
                     (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
                     small = arch in SPEC.CLUSTER_ARCHES and above < rows <= at_most
                     assert (record.kernel == "miles_rmsnorm_bwd_small") == small, (
@@ -188,9 +193,10 @@ def test_small_batch_program_takes_its_row_window_on_cluster_arches():
                         assert record.kernel == "miles_rmsnorm_bwd"
     # the measured windows: the first rows of every hidden size up to 8192, to the band's limit
     assert [SPEC.small_backward_window(h) for h in (
-        64, 256, 264, 512, 520, 1024, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192, 8200)] == [
-        (0, 1024), (0, 1024), (0, 512), (0, 512), (0, 512), (0, 512), (0, 512), (0, 512),
-        (0, 192), (0, 192), (0, 192), (0, 192), (0, 256), (0, 256), (0, 0)]
+        64, 256, 264, 512, 520, 1024, 1032, 2048, 4096, 4104, 5120, 5128, 6144, 6152, 8192,
+        8200)] == [
+        (0, 1024), (0, 2048), (0, 1536), (0, 1536), (0, 1024), (0, 1024), (0, 768), (0, 768),
+        (0, 768), (0, 384), (0, 384), (0, 384), (0, 384), (0, 512), (0, 512), (0, 0)]
     for hidden in range(64, 16385, 8):
         window = SPEC.small_backward_window(hidden)
         assert (window[0] == 0 and window[1] >= 16) == (SPEC.backward_config(hidden)["vpt"] == 1)
@@ -217,21 +223,31 @@ def test_a_chunk_gets_the_row_groups_its_rows_need_in_whole_warps():
 
 def test_row_and_column_ctas_cover_every_row_and_vector_once():
     # Row CTAs hold whole row groups of tpr threads; a column CTA gives each of its tasks (a row
-    # group of a cluster block at one vector) one thread, at most the kernel's 512-task sums.
+    # group of a cluster block at one vector) one thread, at most the kernel's 512-task sums: of
+    # every cluster block alone, of one block (its rank's) in a column cluster of a CTA a block.
     for hidden in SPEC.supported_hidden_sizes():
         _, limit = SPEC.small_backward_window(hidden)
         counts = {2, 7, 8, 17, 33, 64, 96, 100, 192, 256, limit}
         for rows in sorted(c for c in counts if 2 <= c <= limit):
             s = SPEC.small_backward_shape(rows, hidden)
-            rc = SPEC.row_column_shape(rows, hidden)
-            assert rc["block"] <= 1024 and rc["block"] % 32 == 0
-            assert rc["rows_per_cta"] * s["tpr"] == rc["block"]
-            assert (rc["row_ctas"] - 1) * rc["rows_per_cta"] < rows <= (
-                rc["row_ctas"] * rc["rows_per_cta"])
-            tasks = s["clusters"] * s["row_groups"] * rc["vectors"]
-            assert rc["vectors"] >= 1 and tasks <= min(rc["block"], SPEC.SMALL_MAX_BLOCK)
-            assert (rc["column_ctas"] - 1) * rc["vectors"] < hidden // 8 <= (
-                rc["column_ctas"] * rc["vectors"])
+            for clustered in (False, True):
+                rc = SPEC.row_column_shape(rows, hidden, clustered)
+                cluster = rc["cluster"]
+                assert cluster == (s["clusters"] if clustered else 1)
+                assert cluster <= SPEC.SMALL_PORTABLE_CTAS
+                assert rc["block"] <= 1024 and rc["block"] % 32 == 0
+                assert rc["rows_per_cta"] * s["tpr"] == rc["block"]
+                assert rc["row_ctas"] % cluster == 0 and rc["column_ctas"] % cluster == 0
+                assert (rc["row_ctas"] - cluster) * rc["rows_per_cta"] < rows <= (
+                    rc["row_ctas"] * rc["rows_per_cta"])
+                blocks_a_cta = s["clusters"] if cluster == 1 else 1
+                tasks = blocks_a_cta * s["row_groups"] * rc["vectors"]
+                assert rc["vectors"] >= 1 and tasks <= min(rc["block"], SPEC.SMALL_MAX_BLOCK)
+                column_groups = rc["column_ctas"] // cluster
+                assert (column_groups - 1) * rc["vectors"] < hidden // 8 <= (
+                    column_groups * rc["vectors"])
+            assert SPEC.row_column_shape(rows, hidden) == SPEC.row_column_shape(
+                rows, hidden, SPEC.row_column_clusters_default(rows, hidden))
     assert not SPEC.row_column_default(7) and SPEC.row_column_default(8)
     assert SPEC.row_column_default(256) and not SPEC.row_column_default(1)
 
@@ -333,14 +349,20 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             assert block == SPEC.backward_chunk_block(SPEC.backward_config(int(hidden)), rows)
             continue
         if kind == "rowcol":  # the row and column CTAs: where they run, and their launch
-            rc_keys = ("rows_per_cta", "row_ctas", "vectors", "column_ctas", "block")
+            rc_keys = ("rows_per_cta", "row_ctas", "vectors", "column_ctas", "block", "cluster")
             values = list(map(int, numbers))
-            for k, rows in enumerate((1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256)):
-                default, *shape = values[6 * k:6 * k + 6]
-                assert default == int(SPEC.row_column_default(rows)), (line, rows)
-                want = SPEC.row_column_shape(rows, int(hidden))
-                assert dict(zip(rc_keys, shape, strict=True)) == want, (line, rows)
-            assert len(values) == 66, line
+            at = 0
+            for rows in (1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256, 511, 512, 1536):
+                for clustered in (None, False, True):  # the default, then forced off and on
+                    default, clusters_default, *shape, wide = values[at:at + 9]
+                    at += 9
+                    assert default == int(SPEC.row_column_default(rows)), (line, rows)
+                    assert clusters_default == int(
+                        SPEC.row_column_clusters_default(rows, int(hidden))), (line, rows)
+                    want = SPEC.row_column_shape(rows, int(hidden), clustered)
+                    assert dict(zip(rc_keys, shape, strict=True)) == want, (line, rows)
+                    assert wide == int(SPEC.row_column_wide_batch(rows, int(hidden), clustered))
+            assert len(values) == at == 14 * 3 * 9, line
             continue
         if kind == "small":  # the 16-CTA cluster and the portable one
             rows, cap, *numbers = numbers

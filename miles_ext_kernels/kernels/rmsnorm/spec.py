@@ -139,25 +139,39 @@ SMALL_MAX_ROW_GROUPS = 16
 SMALL_CLUSTER_BYTES = 48 * 1024
 SMALL_CLUSTER_ROWS = 8
 SMALL_MAX_CLUSTERS = 8
+SMALL_BATCH = 4  # rows of a task loaded together where a row group has more than 2 (config.h)
 # (largest hidden size of a band, rows): the small-batch program serves rows 1 .. rows of the
 # band, up to where the main program overtakes it on the H200 (small-batch / main program, us).
-# Since step 60 (session 28: 8 rows or more run in row and column CTAs; CUPTI kernel time with a
-# cold L2, window_sweep.py): up to H = 256 to 1024 rows (768 x 256 5.33 / 6.53, 1024 x 256
-# 5.86 / 5.92, the strided per-head view's 384 rows 3.94 / 5.18; 1536 x 256 8.00 / 6.82; H below
-# 256 not measured), 264 to 512 to 512 rows (512 x 512 5.12 / 6.14, 768 x 512 7.20 / 7.17),
-# 520 to 4096 to 512 rows (512 x 1024 6.02 / 6.72, 512 x 2048 7.23 / 9.71, 512 x 4096 11.65 /
-# 12.24; 768 x 1024 11.71 / 7.95, 768 x 4096 16.64 / 14.75), 4104 to 6144 to 192 rows (192 x
-# 5120 8.26 / 10.67, 192 x 6144 8.53 / 11.49; 256 x 5120 10.37 / 9.86), 6152 to 8192 to 256
-# rows (256 x 8192 12.00 / 11.97 level with the clusters' 12.02 in step 60's sweep; 384 x 8192
-# 16.29 / 16.22, 512 x 8192 20.50 / 18.43). Before, with clusters only (steps 42-54): 256, 384,
-# 256, 128 and 256 rows.
-SMALL_WINDOWS = ((256, 1024), (512, 512), (4096, 512), (6144, 192), (8192, 256))
+# Since step 63 (session 30: column CTAs first in the grid, in clusters from 512 rows up to
+# H = 1024, wide batches; CUPTI kernel time with a cold L2, window_sweep.py, `call7/` of
+# docs/bench/h200/bwd_column_clusters_s30): up to H = 128 to 1024 rows as before (not measured
+# there; past it the main program's one-cluster fold serves H = 64 up to 2006 rows), 136 to 256
+# to 2048 rows (1536 x 256 5.47 / 6.78, 2048 x 256 5.89 / 6.32; the strided per-head view's 1536
+# rows 6.05 / 6.88; beyond not measured), 264 to 512 to 1536 rows (1024 x 512 5.02 / 6.69,
+# 1536 x 512 6.50 / 7.74), 520 to
+# 1024 to 1024 rows (768 x 1024 5.82 / 7.94, 1024 x 1024 6.29 / 7.90), 1032 to 4096 to 768 rows
+# (768 x 1536 8.10 / 10.08, 768 x 2048 7.26 / 10.86, 768 x 4096 11.36 / 14.59), 4104 to 6144 to
+# 384 rows (384 x 5120 10.69 / 12.06, 384 x 6144 12.11 / 13.47), 6152 to 8192 to 512 rows
+# (384 x 8192 13.97 / 16.38, 512 x 8192 16.70 / 18.56). The small-batch program was ahead at
+# every edge measured, so past them not measured. Before (session 28, step 61): 1024, 512, 512,
+# 192 and 256 rows; with clusters only (steps 42-54): 256, 384, 256, 128 and 256.
+SMALL_WINDOWS = ((128, 1024), (256, 2048), (512, 1536), (1024, 1024), (4096, 768), (6144, 384),
+                 (8192, 512))
 # From ROW_COLUMN_MIN_ROWS rows the small-batch program gives each row a CTA of its own and sums
 # dw in column CTAs, without clusters: faster than the clusters on the H200 at every measured
 # hidden size (config.h, row_column_default; docs/kernels.md step 60). CTAs of whole rows, at least
 # ROW_COLUMN_MIN_BLOCK threads.
 ROW_COLUMN_MIN_BLOCK = 128
 ROW_COLUMN_MIN_ROWS = 8
+# The column CTAs run in clusters of a CTA a cluster block (each over its block's rows) from
+# COLUMN_CLUSTER_MIN_ROWS rows up to COLUMN_CLUSTER_MAX_HIDDEN, where that measured faster on the
+# H200 than column CTAs that each sum every row (config.h, row_column_clusters_default;
+# docs/kernels.md step 63).
+COLUMN_CLUSTER_MIN_ROWS = 512
+COLUMN_CLUSTER_MAX_HIDDEN = 1024
+# Rows of a column task loaded at once in column clusters of CTAs of at most ROW_COLUMN_MIN_BLOCK
+# threads whose row groups have more than SMALL_BATCH rows (config.h, kRowColumnWideBatch).
+ROW_COLUMN_WIDE_BATCH = 8
 
 
 def _pow2_ceil(value: int) -> int:
@@ -395,19 +409,50 @@ def small_backward_shape(rows: int, hidden: int,
             "block": row_groups * width}
 
 
-def row_column_shape(rows: int, hidden: int) -> dict[str, int]:
+def row_column_clusters_default(rows: int, hidden: int) -> bool:
+    """Whether a row-and-column call's column CTAs run in clusters by default (mirrors config.h's
+    ``row_column_clusters_default``): several cluster blocks, from COLUMN_CLUSTER_MIN_ROWS rows, up
+    to COLUMN_CLUSTER_MAX_HIDDEN."""
+    clusters = small_backward_shape(rows, hidden)["clusters"]
+    return clusters > 1 and rows >= COLUMN_CLUSTER_MIN_ROWS and hidden <= COLUMN_CLUSTER_MAX_HIDDEN
+
+
+def row_column_shape(rows: int, hidden: int, clustered: bool | None = None) -> dict[str, int]:
     """Row and column CTAs of a small-batch call (mirrors config.h's ``row_column_shape``).
 
-    Row CTAs hold ``rows_per_cta`` whole rows; each column CTA sums dw over ``vectors`` vectors
-    of every row in ``small_backward_shape``'s order, one task (a row group of a cluster block at
-    one vector) a thread. Every CTA has ``block`` threads.
+    Row CTAs hold ``rows_per_cta`` whole rows (``row_ctas`` of them, whole clusters); each column
+    CTA sums dw over ``vectors`` vectors in ``small_backward_shape``'s order, one task (a row
+    group of a cluster block at one vector) a thread: over every row where ``cluster`` is 1, else
+    in clusters of ``cluster`` CTAs, CTA k of a cluster over cluster block k's rows. Every CTA has
+    ``block`` threads. ``clustered``: the column clusters forced on or off (None: the default).
     """
     s = small_backward_shape(rows, hidden)
+    if clustered is None:
+        clustered = row_column_clusters_default(rows, hidden)
     rows_per_cta = -(-ROW_COLUMN_MIN_BLOCK // s["tpr"])
     block = rows_per_cta * s["tpr"]
-    vectors = min(block, SMALL_MAX_BLOCK) // (s["clusters"] * s["row_groups"])
-    return {"rows_per_cta": rows_per_cta, "row_ctas": -(-rows // rows_per_cta),
-            "vectors": vectors, "column_ctas": -(-(hidden // 8) // vectors), "block": block}
+    threads = min(block, SMALL_MAX_BLOCK)
+    nv = hidden // 8
+    cluster = s["clusters"] if clustered and s["clusters"] > 1 else 1
+    if cluster > 1:
+        vectors = min(threads // s["row_groups"], nv)
+    else:
+        vectors = threads // (s["clusters"] * s["row_groups"])
+    row_ctas = -(-rows // rows_per_cta)
+    return {"rows_per_cta": rows_per_cta, "row_ctas": -(-row_ctas // cluster) * cluster,
+            "vectors": vectors, "column_ctas": -(-nv // vectors) * cluster, "block": block,
+            "cluster": cluster}
+
+
+def row_column_wide_batch(rows: int, hidden: int, clustered: bool | None = None) -> bool:
+    """Whether a row-and-column call's column clusters load ROW_COLUMN_WIDE_BATCH rows of a task
+    at once (mirrors config.h's ``row_column_wide_batch``): column clusters of CTAs of at most
+    ROW_COLUMN_MIN_BLOCK threads whose row groups have more than SMALL_BATCH rows.
+    ``clustered``: the column clusters forced on or off (None: the default)."""
+    s = small_backward_shape(rows, hidden)
+    rc = row_column_shape(rows, hidden, clustered)
+    return (rc["cluster"] > 1 and rc["block"] <= ROW_COLUMN_MIN_BLOCK
+            and s["rows_per_group"] > SMALL_BATCH)
 
 
 def row_column_default(rows: int) -> bool:

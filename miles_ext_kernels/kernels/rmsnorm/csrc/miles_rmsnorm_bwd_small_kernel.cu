@@ -73,12 +73,30 @@ struct SmallLaunch {
 
   template <typename XT, typename WT, int B, bool RESIDUAL>
   cudaError_t launch_row_column() const {
+    const bool clustered = miles_rmsnorm::row_column_clusters(shape, p->rows, p->hidden);
     const miles_rmsnorm::RowColumnShape rc =
-        miles_rmsnorm::row_column_shape(shape, p->rows, p->hidden);
+        miles_rmsnorm::row_column_shape(shape, p->rows, p->hidden, clustered);
+    if (rc.cluster > 1) {
+      // Column clusters of the smallest CTAs take a task's rows up to kRowColumnWideBatch at once
+      // (the instance bounded at kRowColumnMinBlock threads, more registers a thread).
+      if (miles_rmsnorm::row_column_wide(shape, rc)) {
+        return launch_column_clusters<XT, WT, miles_rmsnorm::kRowColumnWideBatch, RESIDUAL>(rc);
+      }
+      return launch_column_clusters<XT, WT, B, RESIDUAL>(rc);
+    }
     const unsigned int grid = static_cast<unsigned int>(rc.row_ctas + rc.column_ctas);
-    miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL>
+    miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL, false>
         <<<grid, static_cast<unsigned int>(rc.block), 0, stream>>>(*p, shape, rc);
     return cudaGetLastError();
+  }
+
+  template <typename XT, typename WT, int B, bool RESIDUAL>
+  cudaError_t launch_column_clusters(const miles_rmsnorm::RowColumnShape& rc) const {
+    auto kernel = miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL, true>;
+    const unsigned int grid = static_cast<unsigned int>(rc.row_ctas + rc.column_ctas);
+    miles_rmsnorm::OneDimLaunch launch(grid, static_cast<unsigned int>(rc.block), 0, stream);
+    launch.cluster(static_cast<unsigned int>(rc.cluster));
+    return cudaLaunchKernelEx(&launch.config, kernel, *p, shape, rc);
   }
 
   // Full batches take the kernel built for the call's contract; one- and two-row batches the

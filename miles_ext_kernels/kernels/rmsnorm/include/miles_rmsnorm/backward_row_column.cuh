@@ -1,19 +1,22 @@
-// miles-ext-kernels first-party RMSNorm small-batch backward in row CTAs and column CTAs, without
-// clusters (the small-batch program: sm_90 and later).
+// miles-ext-kernels first-party RMSNorm small-batch backward in row CTAs and column CTAs (the
+// small-batch program: sm_90 and later).
 //
 // The cluster kernel (backward_small.cuh) splits each row's warps over a thread-block cluster,
 // exchanges their partial sums through distributed shared memory, and has each CTA sum dw over
 // its own columns; past one cluster's rows, the clusters' sums meet in a workspace. Once a call
 // has a few rows, each row can have a CTA of its own. Here one grid runs two kinds of CTA, and
-// nothing passes between them (no cluster, no workspace):
+// nothing passes between them (no workspace):
+// * column CTAs, first in the grid, sum dw in the cluster kernel's order (small_backward_shape's
+//   row groups and cluster blocks: each row group's rows in row order from +0 in FP64, the groups
+//   in order, the blocks in order, rounded once). So dw has the cluster kernel's bits, a function
+//   of (rows, hidden) only. Either each column CTA owns a few vectors of every row, or (tall
+//   calls, row_column_clusters) the column CTAs run in clusters of a CTA a cluster block, each
+//   over its block's rows of the cluster's vectors, and the blocks' sums meet in distributed
+//   shared memory.
 // * row CTAs hold whole rows, a row group of tpr threads each (one vector a thread), and reduce a
 //   row within the CTA as the one-row kernel does (backward_one_row.cuh): the same first-level
 //   warp butterflies, the same second-level butterfly over the warp partials, then dx_vector. So
 //   dx has the cluster kernel's and the main program's bits.
-// * column CTAs each own a few vectors of every row and sum their dw in the cluster kernel's
-//   order (small_backward_shape's row groups and cluster blocks: each row group's rows in row
-//   order from +0 in FP64, the groups in order, the blocks in order, rounded once). So dw has the
-//   cluster kernel's bits, a function of (rows, hidden) only.
 // The launch shape is row_column_shape (config.h); where it runs, row_column_backward.
 #pragma once
 
@@ -32,6 +35,25 @@ inline bool row_column_backward(int64_t rows) {
   if (mode != nullptr && mode[0] == '0') return false;
   if (mode != nullptr && mode[0] == '1') return rows > 1;
   return row_column_default(rows);
+}
+
+// Whether the column CTAs run in clusters (row_column_shape): row_column_clusters_default, unless
+// MILES_EXT_KERNELS_COLUMN_CLUSTERS is "0" (never) or "1" (wherever the call has several cluster
+// blocks). Test hooks: the same bits either way.
+inline bool row_column_clusters(const SmallBackwardShape& s, int64_t rows, int64_t hidden) {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS");
+  if (mode != nullptr && mode[0] == '0') return false;
+  if (mode != nullptr && mode[0] == '1') return true;
+  return row_column_clusters_default(s, rows, hidden);
+}
+
+// Whether the column clusters load kRowColumnWideBatch rows of a task at once:
+// row_column_wide_batch, unless MILES_EXT_KERNELS_WIDE_BATCH is "0" (never; a probe and test hook:
+// the same bits either way).
+inline bool row_column_wide(const SmallBackwardShape& s, const RowColumnShape& rc) {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_WIDE_BATCH");
+  if (mode != nullptr && mode[0] == '0') return false;
+  return row_column_wide_batch(s, rc);
 }
 
 // dx of row `row` (none where `valid` is false) for thread j of its row group `group`: the one-
@@ -115,6 +137,22 @@ struct ColumnRows {
   float r[B];
 };
 
+// Every load of a batch out before any of its rows is used: ptxas otherwise spreads a wide batch's
+// loads through the FP64 additions, each row's loads just before its own additions (the PTX has
+// them first; sm_90a, a 12-row batch). The first row's rstd takes an OR with a value of every
+// loaded word, masked by `zero` (0 at run time, which the compiler cannot see): the same bits, and
+// no addition can start before the last load has returned.
+template <int B>
+__device__ __forceinline__ void hold_together(ColumnRows<B>& rows, uint32_t zero) {
+  uint32_t all = 0;
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    all ^= rows.g[i].x ^ rows.g[i].y ^ rows.g[i].z ^ rows.g[i].w;
+    all ^= rows.x[i].x ^ rows.x[i].y ^ rows.x[i].z ^ rows.x[i].w ^ __float_as_uint(rows.r[i]);
+  }
+  rows.r[0] = __uint_as_float(__float_as_uint(rows.r[0]) | (all & zero));
+}
+
 template <typename XT, int B>
 __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
                                                  int n0, bool per_head, ColumnRows<B>& rows) {
@@ -130,6 +168,7 @@ __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const 
     rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) + og[i] + jj * 8);
     rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
   }
+  if constexpr (B > kSmallBackwardBatch) hold_together(rows, static_cast<uint32_t>(p.rows >> 31));
 }
 
 // The task's exact products of rows t.first + n0 ... (B of them) added into acc in row order:
@@ -210,31 +249,111 @@ __device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const Sma
   }
 }
 
-// Row CTAs [0, rc.row_ctas) write dx of their rows; the column CTAs after them write dw of their
-// vectors (see the file comment). `s`: small_backward_shape(rows, hidden), whose row groups and
-// cluster blocks fix dw's order. B: the rows a column task loads at once (the cluster kernel's
-// batch: the rows of a row group where it has one or two, else four). The contract is read from
-// the flags; RESIDUAL: the kResidual flag. CTAs of up to 1024 threads (rows of H 4104-8192), two
-// of 512 an SM: 64 registers a thread (a task of four-row batches spills 80 bytes).
-template <typename XT, typename WT, int B, bool RESIDUAL>
-__global__ void __launch_bounds__(1024, 1)
+// dw of rc.vectors vectors of column cluster blockIdx.x / rc.cluster over the rows of cluster
+// block k = blockIdx.x % rc.cluster (CTA k of a column cluster of s.clusters CTAs): thread q's
+// task (row group q / vectors at vector q % vectors) sums its rows in row order from +0, the
+// block's row groups are added in order, then the cluster's CTAs add the blocks' sums of their
+// share of the outputs in cluster order from every CTA's shared memory, rounded once: the
+// additions of column_cta_dw, each CTA reading its cluster block's rows only (in whole lines of
+// a row where a cluster has 8 vectors or more). `sums`: shared memory of kSmallBackwardMaxBlock * 8
+// doubles. Every thread of the cluster calls it.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
+                                                  const SmallBackwardShape& s,
+                                                  const RowColumnShape& rc, double* sums) {
+  // (Read from the parameters where used: held over the row loop they cost a spill.)
+  const int vectors = rc.vectors;
+  const int q = static_cast<int>(threadIdx.x);
+  const int tasks = s.row_groups * vectors;  // at most blockDim.x (config.h)
+  const int nv = static_cast<int>(p.hidden / 8);
+  if (q < tasks) {
+    const int cta = static_cast<int>(blockIdx.x);
+    const ColumnTask t = column_task(s, cta / rc.cluster * vectors, vectors,
+                                     cta % rc.cluster * tasks + q, static_cast<int>(p.rows), nv);
+    double acc[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+    for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
+      ColumnRows<B> rows;
+      load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
+      add_column_rows<XT, B, CAST>(rows, t, n0, acc);
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+  }
+  __syncthreads();
+  // The block's row groups in order, into the first group's slot (read by this thread only).
+  for (int k = q; k < vectors * 8; k += static_cast<int>(blockDim.x)) {
+    const int e = k & 7;
+    const int v = k >> 3;
+    double sum = sums[column_slot(v, e)];
+    for (int g = 1; g < s.row_groups; ++g) sum += sums[column_slot(v + g * vectors, e)];
+    sums[column_slot(v, e)] = sum;
+  }
+  cluster_sync();
+  // The blocks in cluster order, rounded once; the outputs spread over the cluster's CTAs.
+  const int cta = static_cast<int>(blockIdx.x);
+  const int stride = static_cast<int>(blockDim.x) * s.clusters;
+  for (int k = cta % rc.cluster * static_cast<int>(blockDim.x) + q; k < vectors * 8;
+       k += stride) {
+    const int e = k & 7;
+    const int v = k >> 3;
+    const int vector = cta / rc.cluster * vectors + v;
+    if (vector < nv) {
+      const uint32_t local = shared_address(&sums[column_slot(v, e)]);
+      double sum = load_remote_double(cluster_address(local, 0u));
+      for (int c = 1; c < s.clusters; ++c) {
+        sum += load_remote_double(cluster_address(local, static_cast<uint32_t>(c)));
+      }
+      p.dw[static_cast<int64_t>(vector) * 8 + e] = static_cast<float>(sum);
+    }
+  }
+  // No CTA leaves while another reads its sums. Relaxed: the reads' values are in use, and the
+  // arrival need not wait for the dw stores (a release arrival measured 0.2-0.25 us slower).
+  cluster_arrive_relaxed();
+  cluster_wait();
+}
+
+// Column CTAs [0, rc.column_ctas) write dw of their vectors, the row CTAs after them dx of their
+// rows (see the file comment): the column CTAs first, so that they start first (512 x 4096 12.02
+// -> 8.48 us, 256 x 8192 12.13 -> 9.79, H200, cold L2: past one wave of CTAs the column CTAs
+// waited for the row CTAs). CLUSTERED: column clusters of rc.cluster = s.clusters CTAs
+// (column_cluster_dw), else each column CTA sums every row (column_cta_dw). `s`:
+// small_backward_shape(rows, hidden), whose row groups and cluster blocks fix dw's order. B: the
+// rows a column task loads at once (the cluster kernel's batch: the rows of a row group where it
+// has one or two, else four). The contract is read from the flags; RESIDUAL: the kResidual flag.
+// CTAs of up to 1024 threads (rows of H 4104-8192), two of 512 an SM: 64 registers a thread (a
+// task of four-row batches spills 80 bytes); batches wider than kSmallBackwardBatch
+// (row_column_wide_batch) run CTAs of at most kRowColumnMinBlock threads, four an SM.
+template <typename XT, typename WT, int B, bool RESIDUAL, bool CLUSTERED>
+__global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock : 1024,
+                                  B > kSmallBackwardBatch ? 4 : 1)
     backward_row_column_kernel(const BackwardParams p, const SmallBackwardShape s,
                                const RowColumnShape rc) {
   __shared__ double sums[kSmallBackwardMaxBlock * 8];
   __shared__ float partials[32];
   const int cta = static_cast<int>(blockIdx.x);
-  if (cta < rc.row_ctas) {
+  if (cta >= rc.column_ctas) {
     const int group = static_cast<int>(threadIdx.x) / s.tpr;
     const int j = static_cast<int>(threadIdx.x) - group * s.tpr;
-    const int row = cta * rc.rows_per_cta + group;
+    const int row = (cta - rc.column_ctas) * rc.rows_per_cta + group;
     row_cta_dx<XT, WT, RESIDUAL>(p, s, row, row < p.rows, group, j, partials);
     return;
   }
-  const int first_vector = (cta - rc.row_ctas) * rc.vectors;
-  if ((p.flags & kCastBeforeWeightMul) != 0) {
-    column_cta_dw<XT, B, true>(p, s, first_vector, rc.vectors, sums);
+  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
+  if constexpr (CLUSTERED) {
+    if (cast) {
+      column_cluster_dw<XT, B, true>(p, s, rc, sums);
+    } else {
+      column_cluster_dw<XT, B, false>(p, s, rc, sums);
+    }
   } else {
-    column_cta_dw<XT, B, false>(p, s, first_vector, rc.vectors, sums);
+    const int first_vector = cta * rc.vectors;
+    if (cast) {
+      column_cta_dw<XT, B, true>(p, s, first_vector, rc.vectors, sums);
+    } else {
+      column_cta_dw<XT, B, false>(p, s, first_vector, rc.vectors, sums);
+    }
   }
 }
 

@@ -63,6 +63,20 @@ __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 }
 
+// A cluster barrier that orders memory: every CTA's shared-memory stores before it are visible to
+// every CTA of the cluster after it (release on arrival, acquire on the wait).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// A double from another CTA's shared memory (a cluster address).
+__device__ __forceinline__ double load_remote_double(uint32_t addr) {
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];\n" : "=d"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 // This thread's arrival on `bar`, announcing `bytes` of transactions for the current phase.
 __device__ __forceinline__ void barrier_arrive_expect(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)

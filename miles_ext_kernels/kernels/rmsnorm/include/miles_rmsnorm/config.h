@@ -225,35 +225,72 @@ inline SmallBackwardShape small_backward_shape(int64_t rows, int64_t hidden,
 
 // The small-batch program's calls of a few dozen rows run in row CTAs and column CTAs instead of
 // clusters (backward_row_column.cuh): a row CTA holds whole rows (row groups of tpr threads), a
-// column CTA sums dw over `vectors` vectors of every row in small_backward_shape's order, one
-// task (a row group of a cluster block at one vector) a thread. All CTAs have `block` threads:
-// whole rows, as few as make at least kRowColumnMinBlock threads.
+// column CTA sums dw over `vectors` vectors in small_backward_shape's order, one task (a row group
+// of a cluster block at one vector) a thread. A column CTA sums every row, or (`cluster` > 1) the
+// column CTAs run in clusters of s.clusters CTAs, CTA k of a cluster summing cluster block k's
+// rows of the cluster's vectors. All CTAs have `block` threads: whole rows, as few as make at
+// least kRowColumnMinBlock threads.
 struct RowColumnShape {
   int rows_per_cta;  // rows of a row CTA
-  int row_ctas;      // ceil(rows / rows_per_cta), first in the grid
-  int vectors;       // vectors of a column CTA
-  int column_ctas;   // ceil(hidden / 8 / vectors), after the row CTAs
+  int row_ctas;      // ceil(rows / rows_per_cta), whole clusters
+  int vectors;       // vectors of a column CTA (of a column cluster where cluster > 1)
+  int column_ctas;   // ceil(hidden / 8 / vectors) * cluster
   int block;         // threads of every CTA: rows_per_cta * tpr, at least kRowColumnMinBlock
+  int cluster;       // CTAs of a column cluster: 1, or s.clusters
 };
 
 constexpr int kRowColumnMinBlock = 128;
 
-// The row and column CTAs of a call of `rows` rows whose small-batch shape is `s`. A column CTA
+// Whether the column CTAs of a call of `rows` rows at `hidden` whose small-batch shape is `s` run
+// in clusters by default: where the call has several cluster blocks, from
+// kColumnClusterMinRows rows, up to kColumnClusterMaxHidden, where they measured faster than
+// column CTAs that each sum every row (kernel time with a cold L2, H200; docs/kernels.md step 63:
+// 1024 x 256 5.57 -> 4.82 us, 1536 x 256 7.50 -> 5.86, 1024 x 512 6.11 -> 5.44, 512 x 1024 6.02
+// -> 4.74, 768 x 1024 8.61 -> 6.35). At 64 and 256 rows, and at H 2048-8192, the clusters'
+// exchange cost more than it saved (64 x 256 2.43 -> 3.10, 512 x 2048 5.65 -> 6.21, 512 x 4096
+// 8.48 -> 9.34).
+constexpr int64_t kColumnClusterMinRows = 512;
+constexpr int64_t kColumnClusterMaxHidden = 1024;
+inline bool row_column_clusters_default(const SmallBackwardShape& s, int64_t rows,
+                                        int64_t hidden) {
+  return s.clusters > 1 && rows >= kColumnClusterMinRows && hidden <= kColumnClusterMaxHidden;
+}
+
+// The row and column CTAs of a call of `rows` rows whose small-batch shape is `s`, the column
+// CTAs in clusters where `clustered` (and the call has several cluster blocks). A column CTA
 // takes as many vectors as give each of its first min(block, kSmallBackwardMaxBlock) threads one
-// task: clusters x row groups tasks a vector, at most kSmallMaxClusters x
-// kSmallBackwardMaxRowGroups = 128 = kRowColumnMinBlock, so at least one vector a CTA and at most
-// min(block, kSmallBackwardMaxBlock) tasks.
-inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows,
-                                       int64_t hidden) {
+// task: clusters x row groups tasks a vector alone, row groups tasks a vector in a cluster (at most
+// kSmallMaxClusters x kSmallBackwardMaxRowGroups = 128 = kRowColumnMinBlock, so at least one
+// vector a CTA and at most min(block, kSmallBackwardMaxBlock) tasks; a cluster at most the row's
+// vectors).
+inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows, int64_t hidden,
+                                       bool clustered) {
   RowColumnShape rc;
   rc.rows_per_cta = (kRowColumnMinBlock + s.tpr - 1) / s.tpr;
   rc.block = rc.rows_per_cta * s.tpr;
-  rc.row_ctas = static_cast<int>((rows + rc.rows_per_cta - 1) / rc.rows_per_cta);
+  rc.cluster = clustered && s.clusters > 1 ? s.clusters : 1;
   const int threads = rc.block < kSmallBackwardMaxBlock ? rc.block : kSmallBackwardMaxBlock;
-  rc.vectors = threads / (s.clusters * s.row_groups);
   const int nv = static_cast<int>(hidden / 8);
-  rc.column_ctas = (nv + rc.vectors - 1) / rc.vectors;
+  if (rc.cluster > 1) {
+    rc.vectors = threads / s.row_groups < nv ? threads / s.row_groups : nv;
+  } else {
+    rc.vectors = threads / (s.clusters * s.row_groups);
+  }
+  rc.column_ctas = (nv + rc.vectors - 1) / rc.vectors * rc.cluster;
+  const int row_ctas = static_cast<int>((rows + rc.rows_per_cta - 1) / rc.rows_per_cta);
+  rc.row_ctas = (row_ctas + rc.cluster - 1) / rc.cluster * rc.cluster;
   return rc;
+}
+
+// Column clusters of CTAs of at most kRowColumnMinBlock threads load up to kRowColumnWideBatch rows
+// of a task at once where its row groups have more rows than kSmallBackwardBatch (an instance
+// bounded at kRowColumnMinBlock threads: 122 registers without a spill at sm_90a, four CTAs an
+// SM; 12 rows spilled 64 bytes, 16 rows 1000). A launch choice: the same additions in the same
+// order, so the same bits.
+constexpr int kRowColumnWideBatch = 8;
+inline bool row_column_wide_batch(const SmallBackwardShape& s, const RowColumnShape& rc) {
+  return rc.cluster > 1 && rc.block <= kRowColumnMinBlock &&
+         s.rows_per_group > kSmallBackwardBatch;
 }
 
 // Whether a small-batch call of `rows` rows runs in row and column CTAs: from kRowColumnMinRows
