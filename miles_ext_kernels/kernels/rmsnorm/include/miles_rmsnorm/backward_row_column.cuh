@@ -198,6 +198,24 @@ __device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const
 // rotated so that a warp's stores of one element spread over the banks.
 __device__ __forceinline__ int column_slot(int q, int e) { return q * 8 + (e ^ ((q >> 1) & 7)); }
 
+// Task t's sums (thread q's): its rows in row order from +0 in FP64, loaded B at a time, into
+// its eight slots of `sums` (column_slot).
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void column_task_sums(const BackwardParams& p,
+                                                 const SmallBackwardShape& s, const ColumnTask& t,
+                                                 int q, double* sums) {
+  double acc[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+  for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
+    ColumnRows<B> rows;
+    load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
+    add_column_rows<XT, B, CAST>(rows, t, n0, acc);
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+}
+
 // dw of `vectors` vectors from `first_vector` (column CTA): thread q's task sums its rows in row
 // order from +0 (rows loaded B at a time), then each cluster block's row groups are added in
 // order, then the blocks in order, rounded once: the cluster kernel's additions (its dx pass's
@@ -211,16 +229,7 @@ __device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const Sma
   const int nv = static_cast<int>(p.hidden / 8);
   if (q < tasks) {
     const ColumnTask t = column_task(s, first_vector, vectors, q, static_cast<int>(p.rows), nv);
-    double acc[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[e] = 0.0;
-    for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
-      ColumnRows<B> rows;
-      load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
-      add_column_rows<XT, B, CAST>(rows, t, n0, acc);
-    }
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+    column_task_sums<XT, B, CAST>(p, s, t, q, sums);
   }
   __syncthreads();
   // Each block's row groups in order, into its first group's slot (read by this thread only).
@@ -270,16 +279,7 @@ __device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
     const int cta = static_cast<int>(blockIdx.x);
     const ColumnTask t = column_task(s, cta / rc.cluster * vectors, vectors,
                                      cta % rc.cluster * tasks + q, static_cast<int>(p.rows), nv);
-    double acc[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[e] = 0.0;
-    for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
-      ColumnRows<B> rows;
-      load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
-      add_column_rows<XT, B, CAST>(rows, t, n0, acc);
-    }
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+    column_task_sums<XT, B, CAST>(p, s, t, q, sums);
   }
   __syncthreads();
   // The block's row groups in order, into the first group's slot (read by this thread only).
