@@ -198,6 +198,11 @@ def _graphs_text(graphs: int) -> str:
     return f", {graphs} CUDA graphs a candidate and cell (their replays interleaved)"
 
 
+def _flush_method_text(method: object) -> str:
+    """``; flush: <method>`` (empty for results from before the method was recorded)."""
+    return f"; flush: {method}" if method else ""
+
+
 def _kernel_sources_text(sources: object) -> str:
     """``; kernel manifests first_party <sha>, vendored <sha>`` (empty for older results)."""
     if not isinstance(sources, dict) or not sources:
@@ -226,7 +231,8 @@ def _system_lines(results: Mapping[str, Any]) -> list[str]:
         f"{_graphs_text(meta.get('graphs', 1))}",
         f"* Copy ceiling (device-to-device, measured this run): "
         f"{ceiling.get('tb_per_s', float('nan')):.3g} TB/s; L2 flush "
-        f"{meta.get('flush_us', float('nan')):.1f} us (measured and subtracted)",
+        f"{meta.get('flush_us', float('nan')):.1f} us (measured and subtracted)"
+        f"{_flush_method_text(meta.get('flush_method'))}",
     ]
     end = meta.get("nvidia_smi_end")
     if end:

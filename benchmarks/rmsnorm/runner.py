@@ -277,7 +277,7 @@ def run(config: RunConfig, log: Callable[[str], None] = print) -> dict[str, Any]
     timer = timing.Timer(device)
     flush_us = timing.measure_flush_us(timer)
     results["meta"].update(copy_ceiling=ceiling, flush_us=flush_us,
-                           flush_bytes=timer.flusher.nbytes)
+                           flush_bytes=timer.flusher.nbytes, flush_method=timer.flusher.method)
     log(f"{system.get('gpu')}: copy ceiling {ceiling['tb_per_s']:.2f} TB/s, flush "
         f"{flush_us:.1f} us; candidates: "
         + ", ".join(f"{r['key']}={r['status']}" for r in records))

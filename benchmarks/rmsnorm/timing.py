@@ -4,7 +4,8 @@ One measurement of a (case, op) times every candidate in the same process:
 
 * each candidate's call ``body(i)`` (input set ``i``) is captured ``n_inner`` times into one
   CUDA graph as ``flush; body(0); flush; body(1); ...`` (sets rotated), where ``flush`` writes a
-  256 MiB buffer so every call starts with a cold L2;
+  256 MiB buffer so every call starts with a cold L2 (first with ``evict_last`` stores, so that
+  lines a candidate pinned with that hint go too: L2Flusher);
 * a flush-only graph with the same ``n_inner`` flushes is timed alongside and its median is
   subtracted: per call = (graph time - median flush graph time) / n_inner;
 * graphs are replayed in rounds whose order alternates A B C ... C B A (ABBA), so drift in
@@ -88,15 +89,39 @@ def plan_samples(est_call_us: float, flush_us: float, *, quick: bool = False,
 
 class L2Flusher:
     """Evicts the L2 cache by writing a large buffer (256 MiB on CUDA; 16 KiB on CPU, where the
-    smoke run only exercises the code path)."""
+    smoke run only exercises the code path).
+
+    On CUDA the buffer is first filled with stores that carry the ``evict_last`` hint
+    (``pinned_fill``), which evict the lines a candidate's kernel pinned with that hint (a plain
+    fill leaves them in L2: torch.compile's forward then measured 0.3-0.6 us faster than cold on
+    the H200; docs/kernels.md, step 64), then zeroed plainly. Without Triton only the plain fill
+    runs, and ``method`` says so."""
 
     def __init__(self, device: torch.device, nbytes: int | None = None) -> None:
         if nbytes is None:
             nbytes = FLUSH_BYTES if device.type == "cuda" else CPU_FLUSH_BYTES
         self.nbytes = int(nbytes)
         self.buffer = torch.empty(self.nbytes, dtype=torch.uint8, device=device)
+        self._pinned_fill: Callable[[], None] | None = None
+        if device.type == "cuda":
+            from .pinned_fill import make_pinned_fill
+
+            self._pinned_fill = make_pinned_fill(self.buffer)
+        self.method = self._describe(device)
+
+    def _describe(self, device: torch.device) -> str:
+        size = (f"{self.nbytes >> 20} MiB" if self.nbytes % (1 << 20) == 0
+                else f"{self.nbytes} bytes")
+        if device.type != "cuda":
+            return f"zero_ of {size}"
+        if self._pinned_fill is None:
+            return (f"zero_ of {size} only (Triton missing: lines pinned with evict_last survive "
+                    "the flush)")
+        return f"evict_last fill then zero_ of {size}"
 
     def __call__(self) -> None:
+        if self._pinned_fill is not None:
+            self._pinned_fill()
         self.buffer.zero_()
 
 

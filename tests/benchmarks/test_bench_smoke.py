@@ -281,3 +281,26 @@ def test_smoke_records_the_kernel_sources_it_measured(smoke_run, tmp_path):
     changed = sysinfo.kernel_sources(tmp_path)
     assert changed["first_party"] != sources["first_party"]
     assert changed["vendored"] is None
+
+
+def test_smoke_records_the_flush_it_used(smoke_run):
+    out, results = smoke_run
+    meta = results["meta"]
+    assert meta["flush_method"] == f"zero_ of {timing.CPU_FLUSH_BYTES} bytes"
+    assert meta["flush_bytes"] == timing.CPU_FLUSH_BYTES
+    assert f"; flush: {meta['flush_method']}" in (out / "results.md").read_text()
+
+
+def test_cpu_flusher_zeroes_its_buffer_plainly():
+    flusher = timing.L2Flusher(torch.device("cpu"), 1 << 20)
+    flusher.buffer.fill_(7)
+    flusher()
+    assert flusher.method == "zero_ of 1 MiB"
+    assert int(flusher.buffer.count_nonzero()) == 0
+
+
+def test_pinned_fill_refuses_what_it_cannot_fill():
+    from benchmarks.rmsnorm.pinned_fill import make_pinned_fill
+
+    with pytest.raises(ValueError, match="needs a CUDA buffer"):
+        make_pinned_fill(torch.empty(16, dtype=torch.uint8))
