@@ -5,9 +5,9 @@ Why the harness's L2 flush needs it (docs/kernels.md, step 64): a kernel whose l
 fill of any size evicts the plain lines first, so the pinned inputs survive the flush and the
 next "cold" call reads them from L2. On the H200, torch.compile's forward at 64 x 2048 took 1.63
 us after a plain 256 MB fill and 2.08-2.11 us after this fill (or a reset of the persisting
-lines); ours and Liger moved by at most 0.05 us when they ran first. Stores with the same hint
-compete with the pinned lines on equal terms, so 256 MiB of them evict every line pinned before;
-the plain fill that follows then leaves the flush's own lines at normal priority.
+lines); ours and Liger, with nothing pinned before them, moved by at most 0.05 us. Stores with
+the same hint compete with the pinned lines on equal terms, so 256 MiB of them evict every line
+pinned before; the plain fill that follows then leaves the flush's own lines at normal priority.
 """
 
 from __future__ import annotations
