@@ -158,9 +158,10 @@ SMALL_BATCH = 4  # rows of a task loaded together where a row group has more tha
 SMALL_WINDOWS = ((128, 1024), (256, 2048), (512, 1536), (1024, 1024), (4096, 768), (6144, 384),
                  (8192, 512))
 # From ROW_COLUMN_MIN_ROWS rows the small-batch program gives each row a CTA of its own and sums
-# dw in column CTAs, without clusters: faster than the clusters on the H200 at every measured
-# hidden size (config.h, row_column_default; docs/kernels.md step 60). CTAs of whole rows, at least
-# ROW_COLUMN_MIN_BLOCK threads.
+# dw in column CTAs instead of splitting rows over clusters: faster than those clusters on the
+# H200 at every measured hidden size (config.h, row_column_default; docs/kernels.md step 60).
+# CTAs of whole rows, at least ROW_COLUMN_MIN_BLOCK threads. (Tall calls run the column CTAs in
+# clusters of their own: COLUMN_CLUSTER_* below.)
 ROW_COLUMN_MIN_BLOCK = 128
 ROW_COLUMN_MIN_ROWS = 8
 # The column CTAs run in clusters of a CTA a cluster block (each over its block's rows) from
