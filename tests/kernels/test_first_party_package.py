@@ -37,8 +37,9 @@ int main() {
     std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
-    std::printf("small_batch %ld %lld\n", h,
-                static_cast<long long>(forward_small_batch_rows(forward_config(h))));
+    std::printf("small_batch %ld %lld %lld\n", h,
+                static_cast<long long>(forward_small_batch_rows(forward_config(h))),
+                static_cast<long long>(forward_spread_rows(forward_config(h))));
     std::printf("latency %ld", h);
     const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
     for (long rows : latency_rows) {
@@ -330,6 +331,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "small_batch":  # small and large batches as the launcher tells them apart
             config = SPEC.forward_config(int(hidden))
             assert int(numbers[0]) == SPEC.forward_small_batch_rows(config)
+            if int(hidden) <= SPEC.FORWARD_SPREAD_MAX_HIDDEN:  # config.h mirrors the window there
+                assert int(numbers[1]) == SPEC.forward_spread_rows(config, int(hidden)), line
             continue
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
@@ -404,20 +407,21 @@ def _past_window(routes: list[str]) -> list[str]:
     return [n for n in routes if "_t" not in n.rsplit("__h", 1)[1]]
 
 
-def test_plain_forward_gives_every_row_a_group_between_512_and_8192():
-    """Past the spread window the plain form of 520..8192 takes its `_rows` records (a row
-    group per row at every T: the loop-free kernel); the residual form never does and keeps a
-    CTA per rows_per_cta rows up to 8192 (its own `_residual` records above 4096)."""
+def test_plain_forward_gives_every_row_a_group_between_128_and_8192():
+    """Past the spread window the plain form of 136..8192 takes its `_rows` records (a row
+    group per row at every T: the loop-free kernel; 520..8192 before session 32); the residual
+    form never does and keeps a CTA per rows_per_cta rows up to 8192 (its own `_residual`
+    records above 4096)."""
     build = json.loads((PACKAGE_DIR / "build.json").read_text())
     for arch, routes in build["routes"].items():
         rows = [n for n in _past_window(routes["fwd"]) if n.endswith("_rows")]
         hidden = [int(n.split("__h")[1].removesuffix("_rows")) for n in rows]
-        assert hidden[0] == 1024 and hidden[-1] == 8192 and 512 not in hidden, arch
+        assert hidden[:2] == [256, 512] and hidden[-1] == 8192 and 128 not in hidden, arch
         assert not [n for n in routes["fwd_residual"] if n.endswith("_rows")], arch
         for name in rows:
             record = build["modules"][name]
             config = SPEC.forward_config(record["hidden_rule"]["max"])
-            assert record["hidden_rule"]["min"] > 512
+            assert record["hidden_rule"]["min"] > 128
             assert record["grid_rule"]["rows_per_cta"] == config["groups"], name
             assert record["grid_rule"]["grid_limit"] == 2**31 - 1, name
             top = record["hidden_rule"]["max"]
@@ -430,8 +434,8 @@ def test_plain_forward_gives_every_row_a_group_between_512_and_8192():
             full = 512 < record["hidden_rule"]["min"] and top <= 8192
             assert (record["grid_rule"]["grid_per_sm"] == 0) == full, name
             assert name.endswith("_residual") == (4096 < top <= 8192), name
-            # the records it shares with the plain form lie outside 520..8192
-            assert (name in routes["fwd"]) == (not 512 < top <= 8192), name
+            # the records it shares with the plain form lie outside 136..8192
+            assert (name in routes["fwd"]) == (not 128 < top <= 8192), name
 
 
 def test_ring_forward_only_where_registers_bound_the_bytes_in_flight():

@@ -77,7 +77,10 @@ FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
 # (203.3 -> 224.3), 4096 x 512 (4.9 -> 5.1) and with a residual (16384 x 4096 134.8 -> 137.1).
 # H 520-1024 since session 24 (docs/kernels.md step 55): 1536 x 1024 4.82 -> 3.96 us, 4096 x 1024
 # 7.12 -> 6.04, 65536 x 1024 69.8 -> 66.8, 16384 x 768 18.2 -> 15.4, 65536 x 768 60.6 -> 52.1.
-FORWARD_ROWS_HIDDEN = (512, 8192)
+# H 136-512 since session 32 (step 65; past the spread window in CTAs of 256 threads, two rows a
+# group at H <= 256, config.h): 65536 x 256 21.9 -> 19.2 us, 16384 x 256 7.4 -> 6.2, 4096 x 512
+# 4.65 -> 3.98, the per-head view [65536, 24 of 32, 256] 479 -> 395.
+FORWARD_ROWS_HIDDEN = (128, 8192)
 # The forward stages its rows through a cp.async ring of FORWARD_RING_STAGES stages where the
 # plain forward's registers let an SM hold at most FORWARD_RING_MAX_RESIDENT threads and the call
 # has no residual (measured on the H200, persistent grid: 65536 x 6144 446.3 -> 419.3 us,

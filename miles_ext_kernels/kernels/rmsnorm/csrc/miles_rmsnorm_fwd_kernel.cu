@@ -168,7 +168,9 @@ struct ForwardLaunch {
     // after the row reduction (forward_rows_kernel's SMALL_BATCH and LATE_WEIGHTS). Each
     // instance is built for one form of the call (for_form). On GPUs with thread-block clusters
     // a small batch's rows may instead be split over several CTAs each (forward_split_kernel,
-    // split_row_ctas).
+    // split_row_ctas). Past the spread window, rows of at most one warp fill CTAs of
+    // forward_config's groups instead, two rows a group at H <= 256 (config.h:
+    // forward_spread_rows, kForwardWideRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0,
@@ -176,7 +178,12 @@ struct ForwardLaunch {
     if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
-      const dim3 rows_grid(static_cast<unsigned int>((p->rows + q.groups - 1) / q.groups));
+      const bool wide = p->tpr <= 32 && p->rows > miles_rmsnorm::forward_spread_rows(c);
+      if (wide) q.groups = c.groups;
+      const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
+      const int rows_per_group = wide && !residual ? miles_rmsnorm::kForwardWideRows<VPT> : 1;
+      const int64_t rows_per_cta = static_cast<int64_t>(q.groups) * rows_per_group;
+      const dim3 rows_grid(static_cast<unsigned int>((p->rows + rows_per_cta - 1) / rows_per_cta));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
       const bool small_batch =
           p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window;
@@ -215,6 +222,13 @@ struct ForwardLaunch {
           if (launched) return status;
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
+        } else if (rows_per_group > 1) {
+          if constexpr (miles_rmsnorm::kForwardWideRows<VPT> > 1 &&
+                        (kForm & miles_rmsnorm::kResidual) == 0) {
+            miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm,
+                                               miles_rmsnorm::kForwardWideRows<VPT>>
+                <<<rows_grid, rows_block, 0, stream>>>(q);
+          }
         } else {
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);

@@ -110,6 +110,28 @@ inline int64_t forward_small_batch_rows(const RowConfig& c) {
   return static_cast<int64_t>(c.groups) * kForwardSmallBatchCtas;
 }
 
+// The forward's spread window (mirrors spec.forward_spread_rows up to
+// spec.FORWARD_SPREAD_MAX_HIDDEN): at most kForwardSpreadCtas CTAs' worth of rows, at most
+// kForwardSpreadMaxRows. Past it, a loop-free grid of rows of at most one warp (hidden <= 512)
+// holds forward_config's row groups a CTA (256 threads) instead of one warp's worth: an SM holds
+// at most 32 CTAs, so one-warp CTAs left it half its threads, and half its rows in flight
+// (docs/kernels.md, step 65: 65536 x 256 40.7 us with one-warp CTAs, 19.3 with 256 threads).
+constexpr int kForwardSpreadCtas = 384;       // spec.FORWARD_SPREAD_CTAS
+constexpr int64_t kForwardSpreadMaxRows = 4096;  // spec.FORWARD_SPREAD_MAX_ROWS
+
+// Rows a group of such a CTA computes with the plain form (forward_rows_kernel's ROWS), by
+// vectors a thread: two at H <= 256 (32 registers, no spill; at H 264-512, and four rows at 256,
+// ptxas spilled 24-76 bytes). Measured on the H200 against one row a group (docs/kernels.md, step
+// 65): 16384 x 256 6.47 -> 6.18 us, 65536 x 256 19.30 -> 19.18, the per-head view [16384, 24 of
+// 32, 256] 110.8 -> 100.8, but 4096 x 256 3.07 -> 3.34 (256 CTAs, fewer than an H200 holds).
+template <int VPT>
+constexpr int kForwardWideRows = VPT == 1 ? 2 : 1;
+
+inline int64_t forward_spread_rows(const RowConfig& c) {
+  const int64_t rows = static_cast<int64_t>(c.groups) * kForwardSpreadCtas;
+  return rows < kForwardSpreadMaxRows ? rows : kForwardSpreadMaxRows;
+}
+
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)
 // above; the FP64 dw accumulators live in registers.
 inline RowConfig backward_config(int64_t hidden) {

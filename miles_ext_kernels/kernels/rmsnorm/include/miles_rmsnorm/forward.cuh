@@ -265,6 +265,68 @@ constexpr int forward_rows_min_blocks() {
 // instance holds the code of one form only.
 constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCenteredGamma;
 
+// forward_rows_kernel's body with ROWS rows a group (see there): the plain form, 32 registers,
+// FP32 weights loaded late as in the one-row kernel.
+template <typename XT, typename WT, int VPT, int FORM, int ROWS>
+__device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
+  constexpr bool LATE_WEIGHTS = sizeof(WT) == 4;
+  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  __shared__ __align__(16) float scratch_mem[2 * ROWS * 32];
+  const int tpr = p.tpr;
+  const int group = static_cast<int>(__umulhi(threadIdx.x, p.group_magic));  // threadIdx.x / tpr
+  const int lane = static_cast<int>(threadIdx.x) - group * tpr;
+  RowScratch<ROWS> scratch = make_row_scratch<ROWS>(scratch_mem, tpr, group);
+  const int nv = static_cast<int>(p.hidden >> 3);
+  const int base = static_cast<int>(blockIdx.x) * p.groups * ROWS + group;
+  const bool per_head = p.heads != 1;
+  int row[ROWS];
+  bool valid[ROWS];
+  uint4 h[ROWS][VPT];
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) {
+    row[i] = base + i * p.groups;
+    valid[i] = row[i] < static_cast<int>(p.rows);
+    load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
+                                  wide_row_offset(valid[i] ? row[i] : 0, per_head, p.heads,
+                                                  p.x_addr),
+                              valid[i], nv, lane, tpr, h[i]);
+  }
+  RawWeight8<WT> w[VPT];
+  if constexpr (!LATE_WEIGHTS) {
+    load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) w[k].hold();
+  }
+  float ss[ROWS];
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) ss[i] = sum_of_squares<XT, VPT>(h[i]);
+  row_sums<ROWS, true>(ss, tpr, scratch);
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) {
+    if (!valid[i]) return;  // rows increase with i: the rest are past the end too
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) launder(h[i][k]);
+    const float r = row_rstd(ss[i], static_cast<float>(p.hidden), p.eps);
+    XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row[i]) * p.hidden;
+    if constexpr (LATE_WEIGHTS) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int skip = k * tpr;
+        RawWeight8<WT> wk[1];
+        load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr,
+                                wk);
+        const uint4 hk[1] = {h[i][k]};
+        store_row<XT, WT, 1, kCast, kZeroCentered>(yr + skip * 8, hk, wk, r, nv - skip, lane,
+                                                   tpr);
+      }
+    } else {
+      store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h[i], w, r, nv, lane, tpr);
+    }
+    if (lane == 0) p.rstd[row[i]] = r;
+  }
+}
+
 // The forward of a batch whose grid gives every row a row group of its own (grid * groups >=
 // rows, fewer than 2^31 row slots): one row per group and no row loop, 32-bit row indices. A
 // small batch's time is the instruction path from launch to the last store of one warp, and this
@@ -283,9 +345,20 @@ constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCentere
 // vector's at a time, so that sixteen FP32 weights do not hold registers across it (their latency
 // is then hidden by the other CTAs of the SM; a small batch keeps the early load, whose latency
 // overlaps the row's).
-template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM>
+// ROWS (config.h's kForwardWideRows; the plain form past the spread window only): each group
+// computes ROWS rows, rows base + group, base + groups + group, ... of its CTA's ROWS * groups,
+// with every row's loads issued before the first row's sum, so that a thread holds ROWS rows in
+// flight instead of one. Each row's arithmetic is the one-row kernel's (the same sums, butterflies and
+// stores), so the same bits.
+template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM, int ROWS = 1>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     forward_rows_kernel(const ForwardParams p) {
+  static_assert(ROWS == 1 || (!SMALL_BATCH && (FORM & kResidual) == 0),
+                "several rows a group: the plain form of a large batch only");
+  if constexpr (ROWS > 1) {
+    forward_rows_multi<XT, WT, VPT, FORM, ROWS>(p);
+    return;
+  }
   constexpr bool LATE_WEIGHTS = !SMALL_BATCH && sizeof(WT) == 4;
   constexpr bool kRes = (FORM & kResidual) != 0;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
