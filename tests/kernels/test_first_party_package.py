@@ -39,7 +39,7 @@ int main() {
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
     std::printf("small_batch %ld %lld %lld\n", h,
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
-                static_cast<long long>(forward_spread_rows(forward_config(h))));
+                static_cast<long long>(forward_spread_rows(forward_config(h), h)));
     std::printf("latency %ld", h);
     const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
     for (long rows : latency_rows) {
@@ -331,8 +331,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "small_batch":  # small and large batches as the launcher tells them apart
             config = SPEC.forward_config(int(hidden))
             assert int(numbers[0]) == SPEC.forward_small_batch_rows(config)
-            if int(hidden) <= SPEC.FORWARD_SPREAD_MAX_HIDDEN:  # config.h mirrors the window there
-                assert int(numbers[1]) == SPEC.forward_spread_rows(config, int(hidden)), line
+            assert int(numbers[1]) == SPEC.forward_spread_rows(config, int(hidden)), line
             continue
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),

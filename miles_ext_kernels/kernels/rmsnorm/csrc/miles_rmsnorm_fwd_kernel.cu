@@ -172,15 +172,16 @@ struct ForwardLaunch {
     // forward_config's groups instead, two rows a group at H <= 256 (config.h:
     // forward_spread_rows, kForwardWideRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
+    const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
-        p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0,
-        static_cast<int>(sizeof(WT)), std::is_same_v<XT, __nv_bfloat16>);
+        p->rows, p->hidden, residual, static_cast<int>(sizeof(WT)),
+        std::is_same_v<XT, __nv_bfloat16>);
     if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
-      const bool wide = p->tpr <= 32 && p->rows > miles_rmsnorm::forward_spread_rows(c);
+      const bool wide =
+          p->tpr <= 32 && p->rows > miles_rmsnorm::forward_spread_rows(c, p->hidden);
       if (wide) q.groups = c.groups;
-      const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
       const int rows_per_group = wide && !residual ? miles_rmsnorm::kForwardWideRows<VPT> : 1;
       const int64_t rows_per_cta = static_cast<int64_t>(q.groups) * rows_per_group;
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + rows_per_cta - 1) / rows_per_cta));
@@ -238,7 +239,6 @@ struct ForwardLaunch {
     }
     // One vector per thread means CTAs of 256 threads, which never take the ring.
     if constexpr (VPT > 1) {
-      const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
       if (miles_rmsnorm::forward_ring_stages(c, residual) > 0) {
         const int64_t bytes = miles_rmsnorm::forward_ring_bytes(c);
         if (ring_fits<XT, WT, VPT>(bytes)) {

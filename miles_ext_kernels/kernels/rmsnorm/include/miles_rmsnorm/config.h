@@ -110,14 +110,15 @@ inline int64_t forward_small_batch_rows(const RowConfig& c) {
   return static_cast<int64_t>(c.groups) * kForwardSmallBatchCtas;
 }
 
-// The forward's spread window (mirrors spec.forward_spread_rows up to
-// spec.FORWARD_SPREAD_MAX_HIDDEN): at most kForwardSpreadCtas CTAs' worth of rows, at most
-// kForwardSpreadMaxRows. Past it, a loop-free grid of rows of at most one warp (hidden <= 512)
+// The forward's spread window (mirrors spec.forward_spread_rows): at most kForwardSpreadCtas
+// CTAs' worth of rows, at most kForwardSpreadMaxRows; above kForwardSpreadMaxHidden the small
+// batches only. Past it, a loop-free grid of rows of at most one warp (hidden <= 512)
 // holds forward_config's row groups a CTA (256 threads) instead of one warp's worth: an SM holds
 // at most 32 CTAs, so one-warp CTAs left it half its threads, and half its rows in flight
 // (docs/kernels.md, step 65: 65536 x 256 40.7 us with one-warp CTAs, 19.3 with 256 threads).
 constexpr int kForwardSpreadCtas = 384;       // spec.FORWARD_SPREAD_CTAS
 constexpr int64_t kForwardSpreadMaxRows = 4096;  // spec.FORWARD_SPREAD_MAX_ROWS
+constexpr int64_t kForwardSpreadMaxHidden = 8192;  // spec.FORWARD_SPREAD_MAX_HIDDEN
 
 // Rows a group of such a CTA computes with the plain form (forward_rows_kernel's ROWS), by
 // vectors a thread: two at H <= 256 (32 registers, no spill; at H 264-512, and four rows at 256,
@@ -127,7 +128,8 @@ constexpr int64_t kForwardSpreadMaxRows = 4096;  // spec.FORWARD_SPREAD_MAX_ROWS
 template <int VPT>
 constexpr int kForwardWideRows = VPT == 1 ? 2 : 1;
 
-inline int64_t forward_spread_rows(const RowConfig& c) {
+inline int64_t forward_spread_rows(const RowConfig& c, int64_t hidden) {
+  if (hidden > kForwardSpreadMaxHidden) return forward_small_batch_rows(c);
   const int64_t rows = static_cast<int64_t>(c.groups) * kForwardSpreadCtas;
   return rows < kForwardSpreadMaxRows ? rows : kForwardSpreadMaxRows;
 }
