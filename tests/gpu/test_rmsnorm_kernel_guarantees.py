@@ -291,7 +291,10 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
     limit = _forward_spread_rows(hidden)
     small = _forward_small_batch_rows(hidden)
     assert small <= limit
-    total = max(limit + 37, 3001)  # past the window, a CTA's rows ragged at the end
+    # Past the window, a CTA's rows ragged at the end; at H <= 256 past the two-row threshold.
+    total = max(limit + 37, 3001)
+    if hidden <= 256:
+        total = max(total, rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS + 37)
     x, w, _, u = _inputs(total, hidden, seed=hidden + limit)
     res = u if residual else None
     ref = _row_loop_reference(x, w, res, **contract)
@@ -321,8 +324,10 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
 
 
 def test_loop_free_forward_reads_per_head_views_in_place():
-    hidden, heads, tokens = 256, 4, 800  # 3200 rows: past the window; 3 tokens: inside it
+    # 16412 rows: past the window and the two-row threshold; 3 tokens: inside the window.
+    hidden, heads, tokens = 256, 4, 4103
     _skip_unless_first_party(hidden)
+    assert heads * tokens >= rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS
     assert heads * tokens > _forward_spread_rows(hidden) >= 3 * heads
     buffer = torch.randn(tokens, heads, hidden + 128, device=DEV).to(torch.bfloat16)
     view = buffer[:, :, 64:64 + hidden]

@@ -92,6 +92,7 @@ int main() {
     }
     std::printf("\n");
   }
+  std::printf("wide %lld\n", static_cast<long long>(kForwardWideRowsMinRows));
   std::printf("fixed");
   for (int h : kFixedForwardHidden) {  // whole vectors a thread, rows of two warps or more
     constexpr RowConfig first = forward_config(kFixedForwardHidden[0]);  // usable as a constant
@@ -310,13 +311,14 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
     assert len(lines) == (6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
-                          + len(rowcol) + 1)
+                          + len(rowcol) + 2)
     first = [int(SPEC.fixed_forward_weights_first(rows, residual))
              for rows in (1, 16, 17, 1024) for residual in (False, True)]
     assert first == [1, 1, 1, 1, 0, 1, 0, 1]
     assert lines.pop() == " ".join(
         ["fixed", *map(str, SPEC.FORWARD_FIXED_HIDDEN),
          "first", str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ROWS), *map(str, first)])
+    assert lines.pop() == f"wide {SPEC.FORWARD_WIDE_ROWS_MIN_ROWS}"
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
                   "slice", "row_groups", "rows_per_group", "block")

@@ -102,6 +102,9 @@ MAX_GRID_X = 2**31 - 1
 FORWARD_SPREAD_CTAS = 384
 FORWARD_SPREAD_MAX_ROWS = 4096
 FORWARD_SPREAD_MAX_HIDDEN = 8192
+# From this many rows, past the spread window, a row group at H <= 256 computes two rows
+# (config.h's kForwardWideRowsMinRows; a launch choice, same bits).
+FORWARD_WIDE_ROWS_MIN_ROWS = 16384
 # Up to FORWARD_SMALL_BATCH_CTAS CTAs' worth of rows (forward_small_batch_rows; config.h
 # mirrors it), a call on a loop-free grid is a small batch: the launcher takes the kernel's
 # small-batch instance (64 registers, the weights loaded first) and may split its rows over a

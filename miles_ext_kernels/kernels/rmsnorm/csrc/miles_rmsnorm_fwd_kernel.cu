@@ -169,8 +169,8 @@ struct ForwardLaunch {
     // instance is built for one form of the call (for_form). On GPUs with thread-block clusters
     // a small batch's rows may instead be split over several CTAs each (forward_split_kernel,
     // split_row_ctas). Past the spread window, rows of at most one warp fill CTAs of
-    // forward_config's groups instead, two rows a group at H <= 256 (config.h:
-    // forward_spread_rows, kForwardWideRows).
+    // forward_config's groups instead, two rows a group at H <= 256 from 16384 rows (config.h:
+    // forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
@@ -182,7 +182,10 @@ struct ForwardLaunch {
       const bool wide =
           p->tpr <= 32 && p->rows > miles_rmsnorm::forward_spread_rows(c, p->hidden);
       if (wide) q.groups = c.groups;
-      const int rows_per_group = wide && !residual ? miles_rmsnorm::kForwardWideRows<VPT> : 1;
+      const int rows_per_group =
+          wide && !residual && p->rows >= miles_rmsnorm::kForwardWideRowsMinRows
+              ? miles_rmsnorm::kForwardWideRows<VPT>
+              : 1;
       const int64_t rows_per_cta = static_cast<int64_t>(q.groups) * rows_per_group;
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + rows_per_cta - 1) / rows_per_cta));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));

@@ -125,8 +125,12 @@ constexpr int64_t kForwardSpreadMaxHidden = 8192;  // spec.FORWARD_SPREAD_MAX_HI
 // ptxas spilled 24-76 bytes). Measured on the H200 against one row a group (docs/kernels.md, step
 // 65): 16384 x 256 6.47 -> 6.18 us, 65536 x 256 19.30 -> 19.18, the per-head view [16384, 24 of
 // 32, 256] 110.8 -> 100.8, but 4096 x 256 3.07 -> 3.34 (256 CTAs, fewer than an H200 holds).
+// In calls of at least kForwardWideRowsMinRows rows (spec.FORWARD_WIDE_ROWS_MIN_ROWS): below,
+// two rows a group leave too few CTAs to fill the GPU (4096 x 256: 256 CTAs; one row a group
+// there measured 3.35 -> 3.00 us, FP32 weights 3.27 -> 3.02, level at 16384 and 65536 rows).
 template <int VPT>
 constexpr int kForwardWideRows = VPT == 1 ? 2 : 1;
+constexpr int64_t kForwardWideRowsMinRows = 16384;
 
 inline int64_t forward_spread_rows(const RowConfig& c, int64_t hidden) {
   if (hidden > kForwardSpreadMaxHidden) return forward_small_batch_rows(c);
