@@ -298,7 +298,8 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
     x, w, _, u = _inputs(total, hidden, seed=hidden + limit)
     res = u if residual else None
     ref = _row_loop_reference(x, w, res, **contract)
-    for rows in sorted({1, 2, 7, small, small + 1, limit, total}):
+    # limit + 37 at H <= 256: one row a group in CTAs of 256 threads, below the threshold
+    for rows in sorted({1, 2, 7, small, small + 1, limit, limit + 37, total}):
         if residual and rows == total:
             continue  # the reference itself
         _assert_first_rows_match(ref, x, w, rows, res, **contract)
@@ -307,18 +308,22 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
 LATENCY_WINDOW_ELEMENTS = rmsnorm_spec.FORWARD_LATENCY_WINDOW_ELEMENTS
 
 
-@pytest.mark.parametrize("hidden", [2048, 5632, 8192])
+@pytest.mark.parametrize("hidden", [256, 2048, 5632, 8192])
 def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
     """FP32 weights past small batches and the latency window (forward_policy.h), on the
     records that give every row a group, take the loop-free kernel's form that loads the weights
-    after the row reduction; inside either window, the early load. Both must give the row loop's
-    bits."""
+    after the row reduction at two vectors a thread, with the row at one (H <= 256, one row a
+    group), and after it again in the two-row groups from FORWARD_WIDE_ROWS_MIN_ROWS rows; inside
+    either window, the early load. All must give the row loop's bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
     limit = _forward_small_batch_rows(hidden)
     window = LATENCY_WINDOW_ELEMENTS // hidden
-    x, w, _, _ = _inputs(window + 2000, hidden, seed=hidden, w_dtype=torch.float32)
+    counts = [1, limit, limit + 1, window, window + 1, window + 2000]
+    if hidden <= 256:  # past the spread window, then past the two-row threshold
+        counts += [_forward_spread_rows(hidden) + 37, rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS + 37]
+    x, w, _, _ = _inputs(max(counts), hidden, seed=hidden, w_dtype=torch.float32)
     ref = _row_loop_reference(x, w, None)
-    for rows in (1, limit, limit + 1, window, window + 1, window + 2000):
+    for rows in sorted(set(counts)):
         y, rstd = rmsnorm_forward(x[:rows], w, EPS, **FP)
         assert torch.equal(y, ref[0][:rows]) and torch.equal(rstd, ref[1][:rows]), rows
 

@@ -70,7 +70,8 @@ FORWARD_FULL_GRID_HIDDEN = (512, 4096)
 FORWARD_RESIDUAL_FULL_GRID_HIDDEN = (512, 8192)
 # Between these hidden sizes (exclusive, inclusive) the plain forward (no residual) gives every
 # row a row group of its own at every T: the loop-free kernel, 32 registers a thread, four CTAs
-# an SM (FP32 weights past the small batches load the weights after the row reduction).
+# an SM (FP32 weights past the small batches load the weights after the row reduction, except
+# with one vector a thread in a one-row group: docs/kernels.md step 67).
 # Measured on the H200 against the previous records (docs/kernels.md step 26): 16384 x 2048
 # 36.8 -> 34.6 us, 16384 x 5120 88.4 -> 81.6, 16384 x 8192 138.9 -> 129.8, 65536 x 6144 414.5
 # -> 382.4, 65536 x 8192 549.3 -> 514.1, 1024 x 8192 12.8 -> 11.2; slower at 16384 x 12288

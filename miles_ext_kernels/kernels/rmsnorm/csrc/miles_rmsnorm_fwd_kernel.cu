@@ -164,9 +164,9 @@ struct ForwardLaunch {
     // more), so no idle group of a CTA competes with the working ones for issue slots; which CTA
     // computes a row changes no bit. Small batches (forward_small_batch_rows: the first 128 CTAs'
     // worth of the spread window) take the small-batch instance (64 registers), and so do the
-    // calls of forward_latency_window whatever their grid; past them, FP32 weights load them
-    // after the row reduction (forward_rows_kernel's SMALL_BATCH and LATE_WEIGHTS). Each
-    // instance is built for one form of the call (for_form). On GPUs with thread-block clusters
+    // calls of forward_latency_window whatever their grid; past them, FP32 weights of two
+    // vectors a thread load after the row reduction (forward_rows_kernel's SMALL_BATCH and
+    // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with thread-block clusters
     // a small batch's rows may instead be split over several CTAs each (forward_split_kernel,
     // split_row_ctas). Past the spread window, rows of at most one warp fill CTAs of
     // forward_config's groups instead, two rows a group at H <= 256 from 16384 rows (config.h:

@@ -266,7 +266,8 @@ constexpr int forward_rows_min_blocks() {
 constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCenteredGamma;
 
 // forward_rows_kernel's body with ROWS rows a group (see there): the plain form, 32 registers,
-// FP32 weights loaded late as in the one-row kernel.
+// FP32 weights loaded late at every VPT: loaded with the rows, ptxas spilled 4-8 bytes here and
+// 16384 / 65536 x 256 measured 3% slower (docs/kernels.md, step 67).
 template <typename XT, typename WT, int VPT, int FORM, int ROWS>
 __device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
   constexpr bool LATE_WEIGHTS = sizeof(WT) == 4;
@@ -341,15 +342,17 @@ __device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
 // SMALL_BATCH: small batches (forward_small_batch_rows), where a call's time is one row's latency:
 // up to 64 registers a thread, so the residual form's loads go out together (at 32 they spilled
 // 8 bytes; 0.05-0.15 us a call, step 43). Past it the kernel streams at 32 registers, and FP32
-// weights are loaded late (LATE_WEIGHTS): after the row reduction instead of with the row, one
-// vector's at a time, so that sixteen FP32 weights do not hold registers across it (their latency
-// is then hidden by the other CTAs of the SM; a small batch keeps the early load, whose latency
-// overlaps the row's).
+// weights of two vectors a thread or more are loaded late (LATE_WEIGHTS): after the row reduction
+// instead of with the row, one vector's at a time, so that sixteen FP32 weights do not hold
+// registers across it (their latency is then hidden by the other CTAs of the SM; a small batch
+// keeps the early load, whose latency overlaps the row's). With one vector a thread (H <= 256)
+// the eight FP32 weights fit next to the row and load with it: 4096 x 256 3.15 -> 3.0 us on the
+// H200 (docs/kernels.md, step 67).
 // ROWS (config.h's kForwardWideRows; the plain form past the spread window only): each group
 // computes ROWS rows, rows base + group, base + groups + group, ... of its CTA's ROWS * groups,
 // with every row's loads issued before the first row's sum, so that a thread holds ROWS rows in
-// flight instead of one. Each row's arithmetic is the one-row kernel's (the same sums, butterflies and
-// stores), so the same bits.
+// flight instead of one. Each row's arithmetic is the one-row kernel's (the same sums,
+// butterflies and stores), so the same bits.
 template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM, int ROWS = 1>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     forward_rows_kernel(const ForwardParams p) {
@@ -359,7 +362,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     forward_rows_multi<XT, WT, VPT, FORM, ROWS>(p);
     return;
   }
-  constexpr bool LATE_WEIGHTS = !SMALL_BATCH && sizeof(WT) == 4;
+  constexpr bool LATE_WEIGHTS = !SMALL_BATCH && sizeof(WT) == 4 && VPT > 1;
   constexpr bool kRes = (FORM & kResidual) != 0;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
   constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
