@@ -166,11 +166,11 @@ struct ForwardLaunch {
     // worth of the spread window) take the small-batch instance (64 registers), and so do the
     // calls of forward_latency_window whatever their grid; past them, FP32 weights of two
     // vectors a thread load after the row reduction (forward_rows_kernel's SMALL_BATCH and
-    // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with thread-block clusters
-    // a small batch's rows may instead be split over several CTAs each (forward_split_kernel,
-    // split_row_ctas). Past the spread window, rows of at most one warp fill CTAs of
-    // forward_config's groups instead, two rows a group at H <= 256 from 16384 rows (config.h:
-    // forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
+    // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
+    // thread-block clusters a small batch's rows may instead be split over several CTAs each
+    // (forward_split_kernel, split_row_ctas). Past the spread window, rows of at most one warp
+    // fill CTAs of forward_config's groups instead, two rows a group at H <= 256 from 16384 rows
+    // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     const bool latency_window = miles_rmsnorm::forward_latency_window(
