@@ -280,14 +280,16 @@ def _assert_first_rows_match(ref, x, w, rows, residual=None, where="", **contrac
                                       {"cast_before_weight_mul": True,
                                        "zero_centered_gamma": True}])
 @pytest.mark.parametrize("residual", [False, True])
-def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, residual):
+@pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
+def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, residual, w_dtype):
     """Up to forward_spread_rows rows a call takes the loop-free forward (forward_rows_kernel:
     its small-batch instance up to forward_small_batch_rows, then the 32-register one), and so
     does the plain form at every T for 136..8192 (spec.FORWARD_ROWS_HIDDEN); the reference comes
     from the row-loop kernels. Past the window, rows of at most one warp (H <= 512) take CTAs
     of 256 threads and, at H <= 256, two rows a group (forward_rows_kernel's ROWS). Every row's
-    y, rstd and h_new must have the same bits, every element written."""
-    _skip_unless_first_party(hidden, residual=residual)
+    y, rstd and h_new must have the same bits, every element written; with BF16 and FP32
+    weights (FP32 ones load late past the small batches at two vectors a thread)."""
+    _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
     limit = _forward_spread_rows(hidden)
     small = _forward_small_batch_rows(hidden)
     assert small <= limit
@@ -295,7 +297,7 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
     total = max(limit + 37, 3001)
     if hidden <= 256:
         total = max(total, rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS + 37)
-    x, w, _, u = _inputs(total, hidden, seed=hidden + limit)
+    x, w, _, u = _inputs(total, hidden, seed=hidden + limit, w_dtype=w_dtype)
     res = u if residual else None
     ref = _row_loop_reference(x, w, res, **contract)
     # limit + 37 at H <= 256: one row a group in CTAs of 256 threads, below the threshold

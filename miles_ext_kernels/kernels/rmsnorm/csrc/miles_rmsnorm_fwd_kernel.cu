@@ -227,11 +227,15 @@ struct ForwardLaunch {
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
         } else if (rows_per_group > 1) {
+          // rows_per_group > 1 only where kForwardWideRows<VPT> > 1 and the form has no residual;
+          // the grid counts rows_per_group rows a group, so no other kernel may take it.
           if constexpr (miles_rmsnorm::kForwardWideRows<VPT> > 1 &&
                         (kForm & miles_rmsnorm::kResidual) == 0) {
             miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm,
                                                miles_rmsnorm::kForwardWideRows<VPT>>
                 <<<rows_grid, rows_block, 0, stream>>>(q);
+          } else {
+            return cudaErrorInvalidConfiguration;
           }
         } else {
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm>

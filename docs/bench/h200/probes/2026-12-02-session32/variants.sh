@@ -6,6 +6,7 @@
 # and .device carried.
 #   SETS: space-separated "rows:hidden:families:weights"; ONLY: the harness's op (default fwd)
 #   MODULES: the modules a variant needs built (default: the forward's); SUITE=1: GPU suite on B
+#   TIME_BUDGET: the harness's seconds a run (default 100; cases past it are skipped)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16
@@ -29,7 +30,7 @@ for m in ${MODULES:-miles_rmsnorm_fwd}; do mods="$mods --module $m"; done
 for v in $VARIANTS; do use $v; build $mods; ok=$?; back $v; [ $ok = 0 ] || exit 1; done
 echo "builds $(( $(date +%s) - t0 )) s"
 COMMON="--device cuda --only ${ONLY:-fwd} --no-plots --no-host-overhead --candidates ours"
-COMMON="$COMMON --ours-backends first_party --time-budget 100"
+COMMON="$COMMON --ours-backends first_party --time-budget ${TIME_BUDGET:-100}"
 order="B $VARIANTS $(echo B $VARIANTS | tr ' ' '\n' | tac | tr '\n' ' ')"
 i=0
 for set in $SETS; do
