@@ -288,12 +288,28 @@ struct RegisterRows {
       }
     }
   }
+  uint4 gh[R][VPT];
   __device__ __forceinline__ uint4 gv(int i, int k) const { return g[i][k]; }
   __device__ __forceinline__ uint4 xv(int i, int k) const { return x[i][k]; }
-  // The residual form's g_h vector at `src`, read where dx needs it.
+  // The residual form's g_h vectors of the iteration's rows, loaded before the row reduction so
+  // that their round trips overlap it and each other (fetch_gh), and read where dx needs them.
+  template <typename XT, bool PER_HEAD>
+  __device__ __forceinline__ void fetch_gh(const BackwardParams& p, const RowSet<R>& s, int nv,
+                                           int lane, int tpr) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const XT* ghr = static_cast<const XT*>(p.g_h) +
+                      row_offset(s.row[i], PER_HEAD, p.heads, p.gh_addr);
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int j = lane + k * tpr;
+        gh[i][k] = s.valid[i] && j < nv ? load_raw<XT>(ghr + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+  }
   template <typename XT>
-  __device__ __forceinline__ uint4 ghv(int /*i*/, int /*k*/, const XT* src) const {
-    return load_raw<XT>(src);
+  __device__ __forceinline__ uint4 ghv(int i, int k, const XT* /*src*/) const {
+    return gh[i][k];
   }
   // After the row reduction: hides the packed values from the optimiser, so that it re-widens
   // them instead of keeping widened floats alive across the reduction (register pressure).
@@ -324,6 +340,9 @@ struct SharedRows {
   __device__ __forceinline__ uint4 xv(int i, int k) const {
     return valid[i] ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
   }
+  template <typename XT, bool PER_HEAD>
+  __device__ __forceinline__ void fetch_gh(const BackwardParams&, const RowSet<R>&, int, int,
+                                           int) {}
   template <typename XT>
   __device__ __forceinline__ uint4 ghv(int /*i*/, int /*k*/, const XT* src) const {
     return load_raw<XT>(src);
@@ -531,6 +550,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
       if (j < nv) dot[i] = vector_dot<XT>(dot[i], rows.gv(i, k), rows.xv(i, k), w, k, j);
     }
   }
+  if ((p.flags & kResidual) != 0) rows.template fetch_gh<XT, PER_HEAD>(p, s, nv, lane, tpr);
   row_sums<R, true>(dot, tpr, scratch);
   rows.hold();
   const float hidden_f = static_cast<float>(p.hidden);

@@ -265,6 +265,32 @@ constexpr int forward_rows_min_blocks() {
 // instance holds the code of one form only.
 constexpr int kForwardFormMask = kResidual | kCastBeforeWeightMul | kZeroCenteredGamma;
 
+// The loop-free kernels' end of a row: rstd from the row's sum of squares, y stored (with FP32
+// weights loaded LATE, one vector's weights at a time: vector k of the row is vector 0 of the row
+// from k * tpr; else from `w`), then rstd by lane 0. Shared by the one-row and several-row bodies
+// so that both give a row the same bits.
+template <typename XT, typename WT, int VPT, bool LATE, bool CAST, bool ZERO_CENTERED>
+__device__ __forceinline__ void finish_loop_free_row(const ForwardParams& p, int row, float ss,
+                                                     const uint4 (&h)[VPT],
+                                                     const RawWeight8<WT> (&w)[VPT], int nv,
+                                                     int lane, int tpr) {
+  const float r = row_rstd(ss, static_cast<float>(p.hidden), p.eps);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
+  if constexpr (LATE) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int skip = k * tpr;
+      RawWeight8<WT> wk[1];
+      load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr, wk);
+      const uint4 hk[1] = {h[k]};
+      store_row<XT, WT, 1, CAST, ZERO_CENTERED>(yr + skip * 8, hk, wk, r, nv - skip, lane, tpr);
+    }
+  } else {
+    store_row<XT, WT, VPT, CAST, ZERO_CENTERED>(yr, h, w, r, nv, lane, tpr);
+  }
+  if (lane == 0) p.rstd[row] = r;
+}
+
 // forward_rows_kernel's body with ROWS rows a group (see there): the plain form, 32 registers,
 // FP32 weights loaded late at every VPT: loaded with the rows, ptxas spilled 4-8 bytes here and
 // 16384 / 65536 x 256 measured 3% slower (docs/kernels.md, step 67).
@@ -308,23 +334,8 @@ __device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
     if (!valid[i]) return;  // rows increase with i: the rest are past the end too
 #pragma unroll
     for (int k = 0; k < VPT; ++k) launder(h[i][k]);
-    const float r = row_rstd(ss[i], static_cast<float>(p.hidden), p.eps);
-    XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row[i]) * p.hidden;
-    if constexpr (LATE_WEIGHTS) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int skip = k * tpr;
-        RawWeight8<WT> wk[1];
-        load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr,
-                                wk);
-        const uint4 hk[1] = {h[i][k]};
-        store_row<XT, WT, 1, kCast, kZeroCentered>(yr + skip * 8, hk, wk, r, nv - skip, lane,
-                                                   tpr);
-      }
-    } else {
-      store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h[i], w, r, nv, lane, tpr);
-    }
-    if (lane == 0) p.rstd[row[i]] = r;
+    finish_loop_free_row<XT, WT, VPT, LATE_WEIGHTS, kCast, kZeroCentered>(p, row[i], ss[i], h[i],
+                                                                          w, nv, lane, tpr);
   }
 }
 
@@ -404,22 +415,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
-  const float r = row_rstd(ss[0], static_cast<float>(p.hidden), p.eps);
-  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * p.hidden;
-  if constexpr (LATE_WEIGHTS) {
-    // One vector's weights at a time: vector k of the row is vector 0 of the row from k * tpr.
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const int skip = k * tpr;
-      RawWeight8<WT> wk[1];
-      load_raw_weights<WT, 1>(static_cast<const WT*>(p.w) + skip * 8, nv - skip, lane, tpr, wk);
-      const uint4 hk[1] = {h[k]};
-      store_row<XT, WT, 1, kCast, kZeroCentered>(yr + skip * 8, hk, wk, r, nv - skip, lane, tpr);
-    }
-  } else {
-    store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h, w, r, nv, lane, tpr);
-  }
-  if (lane == 0) p.rstd[row] = r;
+  finish_loop_free_row<XT, WT, VPT, LATE_WEIGHTS, kCast, kZeroCentered>(p, row, ss[0], h, w, nv,
+                                                                        lane, tpr);
 }
 
 // The forward without a residual, its row loads staged through a per-thread cp.async ring of
