@@ -276,6 +276,7 @@ template <int VPT, int R>
 struct RegisterRows {
   uint4 g[R][VPT];
   uint4 x[R][VPT];
+  uint4 gh[R][VPT];  // the residual form's g_h (fetch_gh)
   __device__ __forceinline__ RegisterRows(int nv, const bool (&valid)[R], int lane, int tpr,
                                           const RowStage<VPT, R>& st, int buf) {
 #pragma unroll
@@ -288,7 +289,6 @@ struct RegisterRows {
       }
     }
   }
-  uint4 gh[R][VPT];
   __device__ __forceinline__ uint4 gv(int i, int k) const { return g[i][k]; }
   __device__ __forceinline__ uint4 xv(int i, int k) const { return x[i][k]; }
   // The residual form's g_h vectors of the iteration's rows, loaded before the row reduction so
@@ -340,6 +340,7 @@ struct SharedRows {
   __device__ __forceinline__ uint4 xv(int i, int k) const {
     return valid[i] ? *st.slot(buf, i, 1, k) : make_uint4(0u, 0u, 0u, 0u);
   }
+  // g_h is loaded where dx needs it: these kernels' registers hold 32 FP64 accumulators.
   template <typename XT, bool PER_HEAD>
   __device__ __forceinline__ void fetch_gh(const BackwardParams&, const RowSet<R>&, int, int,
                                            int) {}
