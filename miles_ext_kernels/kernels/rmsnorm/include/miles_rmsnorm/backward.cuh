@@ -473,6 +473,8 @@ __device__ __forceinline__ void dx_row(XT* __restrict__ dxr, const XT* __restric
     const int j = lane + k * tpr;
     if (j < nv) {
       uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
+      // RegisterRows holds g_h already (fetch_gh) and ignores the address, which the compiler
+      // then drops (sm_90a SASS identical without it); SharedRows loads it here.
       if (RESIDUAL) ghraw = rows.template ghv<XT>(i, k, ghr + j * 8);
       const uint4 graw = rows.gv(i, k);
       const uint4 xraw = rows.xv(i, k);
