@@ -13,4 +13,4 @@ mv $PKG /tmp/pkgB && cp -r .device/$V/$PKG $PKG
 python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 --module miles_rmsnorm_bwd > /tmp/v.log 2>&1 || { tail -20 /tmp/v.log; exit 1; }
 python3 $D/bits.py compare /tmp/bits.pt $SH
 rm -rf $PKG && mv /tmp/pkgB $PKG
-MODULES=miles_rmsnorm_bwd bash $D/rows_ab.sh 2>&1 | grep -v "^B \|^$V "
+MODULES=miles_rmsnorm_bwd bash docs/bench/h200/probes/2026-12-02-session34/rows_ab.sh 2>&1 | grep -v "^B \|^$V "

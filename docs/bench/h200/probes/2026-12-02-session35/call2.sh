@@ -6,5 +6,5 @@
 D=docs/bench/h200/probes/2026-12-02-session35
 for v in nofold nobar; do
   V=$v MODULES=miles_rmsnorm_bwd RUNS="bwd plain bf16 16384x2048,16384x4096,65536x4096,4096x4096,1024x4096" \
-    bash $D/rows_ab.sh 2>&1 | grep -v "^B \|^$v "
+    bash docs/bench/h200/probes/2026-12-02-session34/rows_ab.sh 2>&1 | grep -v "^B \|^$v "
 done

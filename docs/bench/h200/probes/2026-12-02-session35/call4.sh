@@ -22,4 +22,4 @@ timeout -s KILL 120 python3 $D/bits.py compare /tmp/bits_r.pt 16384x4096,4096x61
 timeout -s KILL 150 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no tests/gpu 2>&1 \
   | tee $OUT/suite.log | tail -4
 echo "suite $(( $(date +%s) - t0 )) s"
-V=head MODULES=miles_rmsnorm_bwd timeout -s KILL 200 bash $D/rows_ab.sh 2>&1 | grep --line-buffered -v "^B \|^head "
+V=head MODULES=miles_rmsnorm_bwd timeout -s KILL 200 bash docs/bench/h200/probes/2026-12-02-session34/rows_ab.sh 2>&1 | grep --line-buffered -v "^B \|^head "

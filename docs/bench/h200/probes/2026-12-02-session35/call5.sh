@@ -13,4 +13,4 @@ echo "build $(( $(date +%s) - t0 )) s"
 timeout -s KILL 120 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no tests/gpu 2>&1 \
   | tee $OUT/suite.log | tail -2
 echo "suite $(( $(date +%s) - t0 )) s"
-V=head MODULES=miles_rmsnorm_bwd timeout -s KILL 200 bash $D/rows_ab.sh 2>&1 | grep --line-buffered -v "^B \|^head "
+V=head MODULES=miles_rmsnorm_bwd timeout -s KILL 200 bash docs/bench/h200/probes/2026-12-02-session34/rows_ab.sh 2>&1 | grep --line-buffered -v "^B \|^head "
