@@ -1,8 +1,9 @@
 #!/bin/bash
-# Session 35 call 4 (call 3 hung: a run of no chunks never completed; fixed): the fold without a grid barrier (working tree: run counters, each run folded
-# once its chunks are published) against HEAD (.device/head): dx/dw bits on 10 shapes (default
-# grid and grid 37), the GPU suite on the working tree, then rows_ab (B: the working tree, V:
-# HEAD; B/V < 1: the working tree is faster).
+# Session 35 call 4. Call 3 ran these same steps without the `timeout` wrappers and hung (a run
+# of no chunks never completed; fixed for this call). The fold without a grid barrier (working
+# tree: run counters, each run folded once its chunks are published) against HEAD (.device/head):
+# dx/dw bits on 10 shapes (default grid and grid 37), the GPU suite on the working tree, then
+# rows_ab (B: the working tree, V: HEAD; B/V < 1: the working tree is faster).
 D=docs/bench/h200/probes/2026-12-02-session35
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
