@@ -510,6 +510,50 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                     assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
 
 
+@pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
+def test_fixed_halves_forward_gives_the_row_loop_forwards_bits(monkeypatch, w_dtype):
+    """Plain small batches of BF16 rows at spec.FORWARD_FIXED_HALVES_HIDDEN, from
+    FORWARD_FIXED_HALVES_MIN_ROWS rows up to half the SMs, run as two CTAs a row
+    (forward_fixed_halves_kernel, spec.fixed_forward_halves): they must give the row loop's y and
+    rstd bits for every contract, write every element, read row-strided views in place, and run
+    where the rule says and nowhere else (one row fewer or more, a residual, FP16 rows)."""
+    hidden = rmsnorm_spec.FORWARD_FIXED_HALVES_HIDDEN
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row outside the halves
+    sms = torch.cuda.get_device_properties(DEV).multi_processor_count
+    low, high = rmsnorm_spec.FORWARD_FIXED_HALVES_MIN_ROWS, sms // 2
+    if high < low:
+        pytest.skip(f"{sms} SMs leave no room for two CTAs a row")
+    w_bytes = 4 if w_dtype == torch.float32 else 2
+    total = rmsnorm_spec.forward_latency_window_rows(hidden, False, w_bytes, True) + 300
+    x, w, _, u = _inputs(total, hidden, seed=71, w_dtype=w_dtype)
+    for contract in SPLIT_CONTRACTS:
+        ref = _row_loop_reference(x, w, None, **contract)
+        for rows in (low - 1, low, (low + high) // 2, high, high + 1):
+            assert rmsnorm_spec.fixed_forward_halves(rows, hidden, False, sms) == (
+                low <= rows <= high)
+            _assert_first_rows_match(ref, x, w, rows, None, f"halves {contract}", **contract)
+    # Rows 64 elements apart (a row-strided view), read in place.
+    buffer = torch.randn(high, hidden + 64, device=DEV).to(torch.bfloat16)
+    view = buffer[:, 32:32 + hidden]
+    y0, rstd0 = rmsnorm_forward(view.contiguous(), w, EPS, **FP)
+    y, rstd = rmsnorm_forward(view, w, EPS, **FP)
+    assert torch.equal(y, y0) and torch.equal(rstd, rstd0)
+
+    def halves_ran(rows, residual=None, rows_x=x) -> bool:
+        names = _kernels_launched(functools.partial(
+            rmsnorm_forward, rows_x[:rows], w, EPS,
+            residual=None if residual is None else residual[:rows], **FP))
+        assert names, "the profiler recorded no CUDA kernel"
+        return any("forward_fixed_halves_kernel" in name for name in names)
+
+    assert [halves_ran(rows) for rows in (low - 1, low, high, high + 1)] == [False, True, True,
+                                                                            False]
+    assert not halves_ran(high, residual=u)
+    if w_dtype == torch.float32:
+        assert not halves_ran(high, rows_x=x.to(torch.float16))
+
+
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5, 31, 257, 4099])
 def test_edge_row_counts(rows):
     hidden = 1536

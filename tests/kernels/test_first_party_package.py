@@ -108,6 +108,20 @@ int main() {
                 fixed_forward_weights_first(rows, true));
   }
   std::printf("\n");
+  std::printf("halves %lld %lld", static_cast<long long>(kFixedHalvesHidden),
+              static_cast<long long>(kFixedHalvesMinRows));
+  const long halves_rows[] = {1, 32, 33, 64, 66, 67, 74, 75};
+  const long halves_hidden[] = {4096, 8192};
+  const int halves_sms[] = {132, 148};
+  for (long h : halves_hidden) {
+    for (long rows : halves_rows) {
+      for (int sms : halves_sms) {
+        std::printf(" %d %d", fixed_forward_halves(rows, h, false, sms),
+                    fixed_forward_halves(rows, h, true, sms));
+      }
+    }
+  }
+  std::printf("\n");
   if (hidden_supported(kMinHidden - 8) || hidden_supported(kMaxHidden + 8) ||
       hidden_supported(kMinHidden + 4)) return 2;
   return 0;
@@ -311,7 +325,14 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
     assert len(lines) == (6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
-                          + len(rowcol) + 2)
+                          + len(rowcol) + 3)
+    halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
+              for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
+              for sms in (132, 148) for residual in (False, True)]
+    assert sum(halves) == 8  # plain, 8192: 33, 64, 66 rows on 132 SMs; those, 67, 74 on 148
+    assert lines.pop() == " ".join(
+        ["halves", str(SPEC.FORWARD_FIXED_HALVES_HIDDEN), str(SPEC.FORWARD_FIXED_HALVES_MIN_ROWS),
+         *map(str, halves)])
     first = [int(SPEC.fixed_forward_weights_first(rows, residual))
              for rows in (1, 16, 17, 1024) for residual in (False, True)]
     assert first == [1, 1, 1, 1, 0, 1, 0, 1]

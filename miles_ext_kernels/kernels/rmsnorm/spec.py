@@ -270,6 +270,21 @@ def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
     return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
 
 
+# The fixed kernel's plain form at this hidden size runs as two CTAs a row (each summing the whole
+# row, storing half of y: forward_fixed_halves_kernel, same bits) from this many rows up to half
+# the GPU's SMs (fixed_forward_halves in forward_policy.h; measured on the H200, docs/kernels.md
+# step 71).
+FORWARD_FIXED_HALVES_HIDDEN = 8192
+FORWARD_FIXED_HALVES_MIN_ROWS = 33
+
+
+def fixed_forward_halves(rows: int, hidden: int, residual: bool, sms: int) -> bool:
+    """Whether a plain small batch of ``rows`` x ``hidden`` BF16 rows runs as two CTAs a row on
+    a GPU of ``sms`` SMs (``fixed_forward_halves`` in forward_policy.h)."""
+    return (not residual and hidden == FORWARD_FIXED_HALVES_HIDDEN
+            and rows >= FORWARD_FIXED_HALVES_MIN_ROWS and 2 * rows <= sms)
+
+
 # Past the small batches, calls at H 2048..8192 of up to this many elements still take the
 # small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of
 # FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured 7-15% faster on the H200 for the

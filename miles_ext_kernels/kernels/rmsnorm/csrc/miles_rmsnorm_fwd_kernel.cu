@@ -123,9 +123,11 @@ cudaError_t for_form(int form, Fn&& fn) {
 // Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
 // whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations only
 // (every form, the residual one included); the order of its loads is fixed_forward_weights_first's.
+// `halves` (fixed_forward_halves): the plain form at kFixedHalvesHidden as two CTAs a row
+// (forward_fixed_halves_kernel, twice the grid; same bits).
 template <typename XT, typename WT, int VPT, int FORM, int I = 0>
 cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 grid, dim3 block,
-                                 cudaStream_t stream, bool& launched) {
+                                 bool halves, cudaStream_t stream, bool& launched) {
   if constexpr (I < miles_rmsnorm::kFixedForwardCount && std::is_same_v<XT, __nv_bfloat16>) {
     constexpr int kHidden = miles_rmsnorm::kFixedForwardHidden[I];
     constexpr miles_rmsnorm::RowConfig kShape = miles_rmsnorm::forward_config(kHidden);
@@ -134,6 +136,13 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
       if (q.hidden == kHidden && q.tpr == kShape.tpr) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
+        if constexpr (!kRes && VPT == 2 && kHidden == miles_rmsnorm::kFixedHalvesHidden) {
+          if (halves) {
+            miles_rmsnorm::forward_fixed_halves_kernel<XT, WT, kShape.tpr, FORM>
+                <<<dim3(grid.x * 2), block, 0, stream>>>(q);
+            return cudaGetLastError();
+          }
+        }
         if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
           miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true>
               <<<grid, block, 0, stream>>>(q);
@@ -144,7 +153,8 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
         return cudaGetLastError();
       }
     }
-    return launch_fixed_forward<XT, WT, VPT, FORM, I + 1>(q, grid, block, stream, launched);
+    return launch_fixed_forward<XT, WT, VPT, FORM, I + 1>(q, grid, block, halves, stream,
+                                                          launched);
   }
   return cudaSuccess;
 }
@@ -168,7 +178,8 @@ struct ForwardLaunch {
     // vectors a thread load after the row reduction (forward_rows_kernel's SMALL_BATCH and
     // LATE_WEIGHTS). Each instance is built for one form of the call (for_form). On GPUs with
     // thread-block clusters a small batch's rows may instead be split over several CTAs each
-    // (forward_split_kernel, split_row_ctas). Past the spread window, rows of at most one warp
+    // (forward_split_kernel, split_row_ctas), and the fixed kernel's plain form may run as two
+    // CTAs a row (fixed_forward_halves). Past the spread window, rows of at most one warp
     // fill CTAs of forward_config's groups instead, two rows a group at H <= 256 from 16384 rows
     // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
@@ -192,9 +203,13 @@ struct ForwardLaunch {
       const bool small_batch =
           p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window;
       int device = 0;
-      const RowSplit split = small_batch && cudaGetDevice(&device) == cudaSuccess
+      const bool known_device = small_batch && cudaGetDevice(&device) == cudaSuccess;
+      const RowSplit split = known_device
                                  ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)
                                  : RowSplit{0, false};
+      const bool halves = known_device && miles_rmsnorm::fixed_forward_halves(
+                                              p->rows, p->hidden, residual,
+                                              device_facts(device).sms);
       return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
         constexpr int kForm = decltype(form)::value;
         if constexpr (VPT == 2) {
@@ -222,7 +237,7 @@ struct ForwardLaunch {
           // (forward_fixed_kernel, same bits); every other call takes the run-time row width.
           bool launched = false;
           const cudaError_t status = launch_fixed_forward<XT, WT, VPT, kForm>(
-              q, rows_grid, rows_block, stream, launched);
+              q, rows_grid, rows_block, halves, stream, launched);
           if (launched) return status;
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);

@@ -109,4 +109,45 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   if (lane == 0) p.rstd[row] = r;
 }
 
+// forward_fixed_kernel's plain form (weights after the row's loads) with two CTAs a row: CTA
+// 2 * row + half reads the whole row and sums it exactly as forward_fixed_kernel does (so rstd has
+// its bits), but loads the weights of, and stores y of, only vector k = half of its threads (the
+// row's first or second half); the first CTA stores rstd. Two vectors a thread. Where a small
+// batch leaves SMs idle (forward_policy.h: fixed_forward_halves), an SM then receives the row and
+// half the weights instead of the row and all of them, and stores half of y: measured on the
+// H200 (docs/kernels.md, step 71) 3-5% faster at 56-64 x 8192.
+template <typename XT, typename WT, int TPR, int FORM>
+__global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
+    forward_fixed_halves_kernel(const ForwardParams p) {
+  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
+  static_assert((FORM & kResidual) == 0, "the plain form only");
+  constexpr int VPT = 2;
+  constexpr int kNv = VPT * TPR;
+  constexpr int kHidden = 8 * kNv;
+  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  __shared__ __align__(16) float partials[32];
+  __builtin_assume(threadIdx.x < TPR);  // one row group a CTA: no vector of the row needs a bound
+  const int lane = static_cast<int>(threadIdx.x);
+  const int row = static_cast<int>(blockIdx.x >> 1);
+  const int half = static_cast<int>(blockIdx.x & 1);
+  const bool valid = row < static_cast<int>(p.rows);
+  const bool per_head = p.heads != 1;
+  uint4 h[VPT];
+  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
+                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
+                            valid, kNv, lane, TPR, h);
+  // Coherent loads, after the row's, as forward_fixed_kernel's (see there).
+  RawWeight8<WT> w[1];
+  w[0].load_coherent(static_cast<const WT*>(p.w) + (lane + half * TPR) * 8);
+  w[0].hold();
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
+  if (!valid) return;
+  const uint4 mine[1] = {half != 0 ? h[1] : h[0]};
+  const float r = row_rstd(ss, static_cast<float>(kHidden), p.eps);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * kHidden + half * TPR * 8;
+  store_row<XT, WT, 1, kCast, kZeroCentered>(yr, mine, w, r, TPR, lane, TPR);
+  if (lane == 0 && half == 0) p.rstd[row] = r;
+}
+
 }  // namespace miles_rmsnorm

@@ -55,6 +55,21 @@ inline bool fixed_forward_weights_first(int64_t rows, bool residual) {
   return residual || rows <= kFixedWeightsFirstRows;
 }
 
+// The plain form of a small batch at kFixedHalvesHidden with two CTAs a row
+// (forward_fixed_halves_kernel: the same bits) where that still leaves a CTA an SM: from
+// kFixedHalvesMinRows rows up to half the SM count. Measured on the H200 (docs/kernels.md, step
+// 71; spec.py mirrors the rule): 64 x 8192 3.04-3.08 -> 2.94-2.99 us with an FP32 weight and
+// 3.05-3.06 -> 2.90-2.96 with a BF16 one, 56 x 8192 4-7% faster; level at 32 x 8192, level or
+// slower at H 2048, 5120 and 6144 (64 x 5120 2.69-2.74 against 2.70-2.77) and mixed at 4096 (64 x
+// 4096: 0.96-1.04 in five A/Bs), which keep one CTA a row.
+constexpr int64_t kFixedHalvesHidden = 8192;
+constexpr int64_t kFixedHalvesMinRows = 33;
+
+inline bool fixed_forward_halves(int64_t rows, int64_t hidden, bool residual, int sms) {
+  return !residual && hidden == kFixedHalvesHidden && rows >= kFixedHalvesMinRows &&
+         2 * rows <= sms;
+}
+
 // Whether `hidden` has a forward_fixed_kernel instance.
 constexpr bool fixed_forward_hidden(int64_t hidden) {
   for (int i = 0; i < kFixedForwardCount; ++i) {
