@@ -43,6 +43,31 @@ __device__ __forceinline__ uint4 load_raw(const T* __restrict__ p) {
   return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
+// load_raw with an L2 evict_last policy (createpolicy.fractional, fraction 1.0): the line outranks
+// lines loaded or stored without one when L2 picks a line to evict. The streaming forward's row
+// loads (KEEP in load_row_vectors and forward_kernel): on the H200 (docs/kernels.md, step 72)
+// 65536 x 8192 515.5 -> 496.2 us, 16384 x 8192 129.6 -> 127.4, the residual form's row loop at
+// 16384 x 4096 132.8 -> 129.4. sm_80 and later.
+template <typename T>
+__device__ __forceinline__ uint4 load_raw_keep(const T* __restrict__ p) {
+  uint4 v;
+  asm volatile("{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+               " ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], pol;\n}"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// load_raw_keep where KEEP, else load_raw.
+template <typename T, bool KEEP>
+__device__ __forceinline__ uint4 load_raw_as(const T* __restrict__ p) {
+  if constexpr (KEEP) {
+    return load_raw_keep<T>(p);
+  } else {
+    return load_raw<T>(p);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ float unpack(const uint4& raw, int i) {
   return Elem<T>::to_float(reinterpret_cast<const T*>(&raw)[i]);

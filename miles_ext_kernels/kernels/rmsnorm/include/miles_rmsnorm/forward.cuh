@@ -33,16 +33,24 @@ __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[
 }
 
 // This thread's VPT vectors of one row (vector k at lane + k * tpr; zeros past nv and for a row
-// that is not `valid`). The loop-free kernels' loads of x and u.
-template <typename XT, int VPT>
+// that is not `valid`). The loop-free kernels' loads of x and u; KEEP: with an L2 evict_last
+// policy (load_raw_keep).
+template <typename XT, int VPT, bool KEEP = false>
 __device__ __forceinline__ void load_row_vectors(const XT* __restrict__ row, bool valid, int nv,
                                                  int lane, int tpr, uint4 (&out)[VPT]) {
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int j = lane + k * tpr;
-    out[k] = valid && j < nv ? load_raw<XT>(row + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+    out[k] = valid && j < nv ? load_raw_as<XT, KEEP>(row + j * 8) : make_uint4(0u, 0u, 0u, 0u);
   }
 }
+
+// Whether the streaming forward kernels load rows with an L2 evict_last policy (load_raw_keep):
+// two vectors a thread with 2-byte weights, the kernels measured on the H200 at H 4096-8192
+// (docs/kernels.md, step 72; other H of these kernels not measured); with FP32 weights, and in
+// the residual form of the 32-register loop-free kernel, the policy's register made ptxas spill.
+template <typename WT, int VPT>
+constexpr bool kKeepRows = VPT == 2 && sizeof(WT) == 2;
 
 // The FP32 sum of squares of this thread's vectors of a row, in normalize_rows' order (a row's
 // bits depend on it; the row-loop kernels keep their own copy of the loop, whose accumulation
@@ -212,7 +220,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-          if (j < nv) h[i][k] = load_raw<XT>(xr + j * 8);
+          if (j < nv) h[i][k] = load_raw_as<XT, kKeepRows<WT, VPT>>(xr + j * 8);
         }
       }
     }
@@ -224,7 +232,8 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-          uv[i][k] = (valid[i] && j < nv) ? load_raw<XT>(ur + j * 8) : make_uint4(0u, 0u, 0u, 0u);
+          uv[i][k] = (valid[i] && j < nv) ? load_raw_as<XT, kKeepRows<WT, VPT>>(ur + j * 8)
+                                          : make_uint4(0u, 0u, 0u, 0u);
         }
       }
 #pragma unroll
@@ -388,9 +397,11 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
   const bool per_head = p.heads != 1;
 
   uint4 h[VPT];
-  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
-                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                            valid, nv, lane, tpr, h);
+  constexpr bool kKeep = !SMALL_BATCH && !kRes && kKeepRows<WT, VPT>;
+  load_row_vectors<XT, VPT, kKeep>(static_cast<const XT*>(p.x) +
+                                       wide_row_offset(valid ? row : 0, per_head, p.heads,
+                                                       p.x_addr),
+                                   valid, nv, lane, tpr, h);
   RawWeight8<WT> w[VPT];
   if constexpr (!LATE_WEIGHTS) {
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
