@@ -33,6 +33,18 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   return lane_sum_once(v, kWidth);
 }
 
+// The compile-time shape and contract of a fixed-size row (the fixed kernels below): VPT whole
+// vectors a thread over TPR threads, the call's form FORM (kForwardFormMask bits).
+template <int VPT, int TPR, int FORM>
+struct FixedRow {
+  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
+  static constexpr int kNv = VPT * TPR;
+  static constexpr int kHidden = 8 * kNv;
+  static constexpr bool kRes = (FORM & kResidual) != 0;
+  static constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  static constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+};
+
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
 // a CTA of TPR threads, each holding VPT whole vectors (no bounds). The launcher gives it
 // forward_rows_kernel's grid and CTAs. With a residual (kResidual in FORM) the row's u goes out
@@ -41,13 +53,8 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
 template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
-  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
-  constexpr bool kRes = (FORM & kResidual) != 0;
-  static_assert(WEIGHTS_FIRST || !kRes, "the residual form loads the weights first");
-  constexpr int kNv = VPT * TPR;
-  constexpr int kHidden = 8 * kNv;
-  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
-  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  using Row = FixedRow<VPT, TPR, FORM>;
+  static_assert(WEIGHTS_FIRST || !Row::kRes, "the residual form loads the weights first");
   __shared__ __align__(16) float partials[32];
   __builtin_assume(threadIdx.x < TPR);  // one row group a CTA: no vector of the row needs a bound
   const int lane = static_cast<int>(threadIdx.x);
@@ -68,7 +75,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   };
   uint4 h[VPT];
   uint4 u[VPT];
-  if constexpr (kRes) {
+  if constexpr (Row::kRes) {
     load_weights();
     // Then the row, or nothing for a row past the end (a CTA is one row, so the whole CTA leaves
     // and no barrier waits for it); both rows' vectors unmasked: with a predicate or a branch
@@ -86,13 +93,13 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
                                   wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                              valid, kNv, lane, TPR, h);
+                              valid, Row::kNv, lane, TPR, h);
     if constexpr (!WEIGHTS_FIRST) load_weights();
   }
 #pragma unroll
   for (int k = 0; k < VPT; ++k) w[k].hold();
-  if constexpr (kRes) {
-    XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * kHidden;
+  if constexpr (Row::kRes) {
+    XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * Row::kHidden;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       h[k] = residual_sum<XT>(h[k], u[k]);
@@ -103,9 +110,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
-  const float r = row_rstd(ss, static_cast<float>(kHidden), p.eps);
-  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * kHidden;
-  store_row<XT, WT, VPT, kCast, kZeroCentered>(yr, h, w, r, kNv, lane, TPR);
+  const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
+  store_row<XT, WT, VPT, Row::kCast, Row::kZeroCentered>(yr, h, w, r, Row::kNv, lane, TPR);
   if (lane == 0) p.rstd[row] = r;
 }
 
@@ -119,13 +126,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
 template <typename XT, typename WT, int TPR, int FORM>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_halves_kernel(const ForwardParams p) {
-  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
-  static_assert((FORM & kResidual) == 0, "the plain form only");
   constexpr int VPT = 2;
-  constexpr int kNv = VPT * TPR;
-  constexpr int kHidden = 8 * kNv;
-  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
-  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  using Row = FixedRow<VPT, TPR, FORM>;
+  static_assert(!Row::kRes, "the plain form only");
   __shared__ __align__(16) float partials[32];
   __builtin_assume(threadIdx.x < TPR);  // one row group a CTA: no vector of the row needs a bound
   const int lane = static_cast<int>(threadIdx.x);
@@ -136,7 +139,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   uint4 h[VPT];
   load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
                                 wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                            valid, kNv, lane, TPR, h);
+                            valid, Row::kNv, lane, TPR, h);
   // Coherent loads, after the row's, as forward_fixed_kernel's (see there).
   RawWeight8<WT> w[1];
   w[0].load_coherent(static_cast<const WT*>(p.w) + (lane + half * TPR) * 8);
@@ -144,9 +147,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
   if (!valid) return;
   const uint4 mine[1] = {half != 0 ? h[1] : h[0]};
-  const float r = row_rstd(ss, static_cast<float>(kHidden), p.eps);
-  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * kHidden + half * TPR * 8;
-  store_row<XT, WT, 1, kCast, kZeroCentered>(yr, mine, w, r, TPR, lane, TPR);
+  const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden + half * TPR * 8;
+  store_row<XT, WT, 1, Row::kCast, Row::kZeroCentered>(yr, mine, w, r, TPR, lane, TPR);
   if (lane == 0 && half == 0) p.rstd[row] = r;
 }
 
