@@ -34,9 +34,10 @@ int main() {
     if (!hidden_supported(h)) return 1;
     dump("fwd", forward_config(h), h);
     dump("bwd", backward_config(h), h);
-    std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
+    std::printf("ring %ld %d %d %lld %d %d\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
-                static_cast<long long>(forward_ring_bytes(forward_config(h))));
+                static_cast<long long>(forward_ring_bytes(forward_config(h))),
+                forward_keep_rows(h, false), forward_keep_rows(h, true));
     std::printf("small_batch %ld %lld %lld\n", h,
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
@@ -347,8 +348,10 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         kind, hidden, *numbers = line.split()
         if kind == "ring":
             config = SPEC.forward_config(int(hidden))
+            keep = [int(SPEC.forward_keep_rows(int(hidden), residual))
+                    for residual in (False, True)]
             want = (SPEC.forward_ring_stages(config, False), SPEC.forward_ring_stages(config, True),
-                    SPEC.forward_ring_bytes(config))
+                    SPEC.forward_ring_bytes(config), *keep)
             assert tuple(map(int, numbers)) == want, line
             continue
         if kind == "small_batch":  # small and large batches as the launcher tells them apart

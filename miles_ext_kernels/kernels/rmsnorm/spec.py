@@ -270,6 +270,22 @@ def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
     return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
 
 
+# Streaming calls (past the small batches) of the kernels with an L2 evict_last instance (two
+# vectors a thread, 2-byte weights) take it with a residual from the first hidden size, without
+# one at the listed sizes (forward_keep_rows in forward_policy.h; a launch choice, same bits;
+# measured on the H200, docs/kernels.md steps 72-73).
+FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN = 4096
+FORWARD_KEEP_ROWS_PLAIN_HIDDEN = (4096, 8192)
+
+
+def forward_keep_rows(hidden: int, residual: bool) -> bool:
+    """Whether a streaming forward call at ``hidden`` loads its rows with an L2 evict_last policy
+    where its kernel has that instance (``forward_keep_rows`` in forward_policy.h)."""
+    if residual:
+        return hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN
+    return hidden in FORWARD_KEEP_ROWS_PLAIN_HIDDEN
+
+
 # The fixed kernel's plain form at this hidden size runs as two CTAs a row (each summing the whole
 # row, storing half of y: forward_fixed_halves_kernel, same bits) from this many rows up to half
 # the GPU's SMs (fixed_forward_halves in forward_policy.h; measured on the H200, docs/kernels.md

@@ -184,6 +184,8 @@ struct ForwardLaunch {
     // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
+    // Streaming calls of the kKeepRows kernels: their evict_last instance or not (same bits).
+    const bool keep = miles_rmsnorm::forward_keep_rows(p->hidden, residual);
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, residual, static_cast<int>(sizeof(WT)),
         std::is_same_v<XT, __nv_bfloat16>);
@@ -253,6 +255,14 @@ struct ForwardLaunch {
             return cudaErrorInvalidConfiguration;
           }
         } else {
+          if constexpr (miles_rmsnorm::kKeepRows<WT, VPT> &&
+                        (kForm & miles_rmsnorm::kResidual) == 0) {
+            if (keep) {
+              miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm, 1, true>
+                  <<<rows_grid, rows_block, 0, stream>>>(q);
+              return cudaGetLastError();
+            }
+          }
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, false, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
         }
@@ -268,6 +278,12 @@ struct ForwardLaunch {
               <<<grid, block, static_cast<size_t>(bytes), stream>>>(*p);
           return cudaGetLastError();
         }
+      }
+    }
+    if constexpr (miles_rmsnorm::kKeepRows<WT, VPT>) {
+      if (keep) {
+        miles_rmsnorm::forward_kernel<XT, WT, VPT, true><<<grid, block, 0, stream>>>(*p);
+        return cudaGetLastError();
       }
     }
     miles_rmsnorm::forward_kernel<XT, WT, VPT><<<grid, block, 0, stream>>>(*p);

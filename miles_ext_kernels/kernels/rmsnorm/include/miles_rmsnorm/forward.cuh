@@ -45,10 +45,11 @@ __device__ __forceinline__ void load_row_vectors(const XT* __restrict__ row, boo
   }
 }
 
-// Whether the streaming forward kernels load rows with an L2 evict_last policy (load_raw_keep):
-// two vectors a thread with 2-byte weights, the kernels measured on the H200 at H 4096-8192
-// (docs/kernels.md, step 72; other H of these kernels not measured); with FP32 weights, and in
-// the residual form of the 32-register loop-free kernel, the policy's register made ptxas spill.
+// Whether the streaming forward kernels have an instance that loads rows with an L2 evict_last
+// policy (load_raw_keep; their KEEP parameter): two vectors a thread with 2-byte weights. With FP32
+// weights, and in the residual form of the 32-register loop-free kernel, the policy's register
+// made ptxas spill (docs/kernels.md, step 72). Which calls take it is the launcher's
+// (forward_policy.h: forward_keep_rows).
 template <typename WT, int VPT>
 constexpr bool kKeepRows = VPT == 2 && sizeof(WT) == 2;
 
@@ -172,8 +173,10 @@ __device__ __forceinline__ void normalize_rows(uint4 (&h)[R][VPT], float (&ss)[R
   }
 }
 
-template <typename XT, typename WT, int VPT>
+// KEEP: x and u loaded with an L2 evict_last policy (kKeepRows instances only; same bits).
+template <typename XT, typename WT, int VPT, bool KEEP = false>
 __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p) {
+  static_assert(!KEEP || kKeepRows<WT, VPT>, "the evict_last instance of kKeepRows kernels only");
   constexpr int R = forward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
   const int tpr = p.tpr;
@@ -220,7 +223,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-          if (j < nv) h[i][k] = load_raw_as<XT, kKeepRows<WT, VPT>>(xr + j * 8);
+          if (j < nv) h[i][k] = load_raw_as<XT, KEEP>(xr + j * 8);
         }
       }
     }
@@ -232,7 +235,7 @@ __global__ void __launch_bounds__(1024, 1) forward_kernel(const ForwardParams p)
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-          uv[i][k] = (valid[i] && j < nv) ? load_raw_as<XT, kKeepRows<WT, VPT>>(ur + j * 8)
+          uv[i][k] = (valid[i] && j < nv) ? load_raw_as<XT, KEEP>(ur + j * 8)
                                           : make_uint4(0u, 0u, 0u, 0u);
         }
       }
@@ -373,11 +376,17 @@ __device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
 // with every row's loads issued before the first row's sum, so that a thread holds ROWS rows in
 // flight instead of one. Each row's arithmetic is the one-row kernel's (the same sums,
 // butterflies and stores), so the same bits.
-template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM, int ROWS = 1>
+// KEEP: x loaded with an L2 evict_last policy (the plain form of a large batch at kKeepRows
+// only; same bits).
+template <typename XT, typename WT, int VPT, bool SMALL_BATCH, int FORM, int ROWS = 1,
+          bool KEEP = false>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     forward_rows_kernel(const ForwardParams p) {
   static_assert(ROWS == 1 || (!SMALL_BATCH && (FORM & kResidual) == 0),
                 "several rows a group: the plain form of a large batch only");
+  static_assert(!KEEP || (ROWS == 1 && !SMALL_BATCH && (FORM & kResidual) == 0 &&
+                          kKeepRows<WT, VPT>),
+                "the evict_last instance: the plain form of a large batch, kKeepRows only");
   if constexpr (ROWS > 1) {
     forward_rows_multi<XT, WT, VPT, FORM, ROWS>(p);
     return;
@@ -397,8 +406,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
   const bool per_head = p.heads != 1;
 
   uint4 h[VPT];
-  constexpr bool kKeep = !SMALL_BATCH && !kRes && kKeepRows<WT, VPT>;
-  load_row_vectors<XT, VPT, kKeep>(static_cast<const XT*>(p.x) +
+  load_row_vectors<XT, VPT, KEEP>(static_cast<const XT*>(p.x) +
                                        wide_row_offset(valid ? row : 0, per_head, p.heads,
                                                        p.x_addr),
                                    valid, nv, lane, tpr, h);

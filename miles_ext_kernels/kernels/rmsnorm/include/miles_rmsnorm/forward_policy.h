@@ -70,6 +70,26 @@ inline bool fixed_forward_halves(int64_t rows, int64_t hidden, bool residual, in
          2 * rows <= sms;
 }
 
+// Whether a streaming call (past the small batches) of a kernel with an evict_last instance
+// (forward.cuh: kKeepRows, two vectors a thread with 2-byte weights) takes it: x (and u) loaded
+// with an L2 evict_last policy. With a residual (the row loop) from kKeepRowsMinResidualHidden;
+// without one at the hidden sizes of kKeepRowsPlainHidden. Measured on the H200 (docs/kernels.md,
+// steps 72-73; B V V B against plain loads, which launch the same SASS elsewhere and measured
+// within 0.4% there): residual 16384 x 4096, 8192 x 8192 and 4096 x 16384 2.1-2.9% faster
+// (16384 x 4096: 134.2 -> 130.3 us), 12288 1.3%, level at 6144; 1.1-1.5% slower at 1024 and
+// 3072. Plain 65536 x 8192 515.5 -> 496.2 us, 16384 x 8192 1.5% faster, 16384 x 4096 0.5-0.7%;
+// 1.2-2.1% slower at H 512-3072, 1.5% at 7168 and 1.7% at 16384, level at 5120. Same bits.
+constexpr int64_t kKeepRowsMinResidualHidden = 4096;
+constexpr int64_t kKeepRowsPlainHidden[] = {4096, 8192};
+
+inline bool forward_keep_rows(int64_t hidden, bool residual) {
+  if (residual) return hidden >= kKeepRowsMinResidualHidden;
+  for (int64_t h : kKeepRowsPlainHidden) {
+    if (h == hidden) return true;
+  }
+  return false;
+}
+
 // Whether `hidden` has a forward_fixed_kernel instance.
 constexpr bool fixed_forward_hidden(int64_t hidden) {
   for (int i = 0; i < kFixedForwardCount; ++i) {
