@@ -510,6 +510,31 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                     assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
 
 
+@pytest.mark.parametrize("hidden", [2048, 4096, 5120, 8192, 16384])
+@pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
+def test_evict_last_forward_instances_run_where_the_rule_says(hidden, w_dtype):
+    """Streaming forward calls take the instances that load rows with an L2 evict_last policy
+    (the KEEP template argument of forward_rows_kernel and forward_kernel) exactly where
+    spec.forward_keep_rows says, with 2-byte weights only, plain and with a residual; and give the
+    bits the same rows get as a small batch (no policy) for every contract."""
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    rows = 2048  # past the small batches and the latency window at every H here
+    x, w, _, u = _inputs(rows, hidden, seed=hidden + 73, w_dtype=w_dtype)
+    for residual in (None, u):
+        names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS,
+                                                    residual=residual, **FP))
+        streaming = [name for name in names if re.search(r"\bforward_(rows_)?kernel<", name)]
+        assert streaming, names
+        keep = [name for name in streaming if re.search(r",\s*true>", name)]
+        want = w.element_size() == 2 and rmsnorm_spec.forward_keep_rows(hidden,
+                                                                         residual is not None)
+        assert bool(keep) == want, (residual is not None, streaming)
+        for contract in SPLIT_CONTRACTS:
+            ref = rmsnorm_forward(x, w, EPS, residual=residual, **contract, **FP)
+            _assert_first_rows_match(ref, x, w, 16, residual,
+                                     f"evict_last={want}, {contract}", **contract)
+
+
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
 def test_fixed_halves_forward_gives_the_row_loop_forwards_bits(monkeypatch, w_dtype):
     """Plain small batches of BF16 rows at spec.FORWARD_FIXED_HALVES_HIDDEN, from
