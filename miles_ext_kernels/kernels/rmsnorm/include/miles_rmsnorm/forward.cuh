@@ -407,9 +407,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 
   uint4 h[VPT];
   load_row_vectors<XT, VPT, KEEP>(static_cast<const XT*>(p.x) +
-                                       wide_row_offset(valid ? row : 0, per_head, p.heads,
-                                                       p.x_addr),
-                                   valid, nv, lane, tpr, h);
+                                      wide_row_offset(valid ? row : 0, per_head, p.heads,
+                                                      p.x_addr),
+                                  valid, nv, lane, tpr, h);
   RawWeight8<WT> w[VPT];
   if constexpr (!LATE_WEIGHTS) {
     load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
