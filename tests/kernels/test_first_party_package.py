@@ -34,10 +34,10 @@ int main() {
     if (!hidden_supported(h)) return 1;
     dump("fwd", forward_config(h), h);
     dump("bwd", backward_config(h), h);
-    std::printf("ring %ld %d %d %lld %d %d\n", h, forward_ring_stages(forward_config(h), false),
+    std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
-                static_cast<long long>(forward_ring_bytes(forward_config(h))),
-                forward_keep_rows(h, false), forward_keep_rows(h, true));
+                static_cast<long long>(forward_ring_bytes(forward_config(h))));
+    std::printf("keep %ld %d %d\n", h, forward_keep_rows(h, false), forward_keep_rows(h, true));
     std::printf("small_batch %ld %lld %lld\n", h,
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
@@ -325,7 +325,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (6 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == (7 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
                           + len(rowcol) + 3)
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
@@ -348,10 +348,13 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         kind, hidden, *numbers = line.split()
         if kind == "ring":
             config = SPEC.forward_config(int(hidden))
-            keep = [int(SPEC.forward_keep_rows(int(hidden), residual))
-                    for residual in (False, True)]
             want = (SPEC.forward_ring_stages(config, False), SPEC.forward_ring_stages(config, True),
-                    SPEC.forward_ring_bytes(config), *keep)
+                    SPEC.forward_ring_bytes(config))
+            assert tuple(map(int, numbers)) == want, line
+            continue
+        if kind == "keep":  # streaming calls that take the evict_last instances, plain / residual
+            want = tuple(int(SPEC.forward_keep_rows(int(hidden), residual))
+                         for residual in (False, True))
             assert tuple(map(int, numbers)) == want, line
             continue
         if kind == "small_batch":  # small and large batches as the launcher tells them apart
