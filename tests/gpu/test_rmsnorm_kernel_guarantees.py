@@ -510,25 +510,42 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                     assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
 
 
-@pytest.mark.parametrize("hidden", [2048, 4096, 5120, 8192, 16384])
+# (hidden, rows): 2048 rows (past the small batches and the latency window at every H here) at
+# the row kernels' sizes, then calls large enough for the element-count rules (the residual's at
+# 2048 x 32768, the plain form's at 5120 x 65536) and the plain ring (H 8200-12288: past the
+# loop-free kernel's sizes) on both sides of its rule.
+EVICT_LAST_CALLS = [(2048, 2048), (4096, 2048), (5120, 2048), (8192, 2048), (16384, 2048),
+                    (2048, 32768), (5120, 65536), (10240, 4096), (10240, 16384)]
+
+
+@pytest.mark.parametrize(("hidden", "rows"), EVICT_LAST_CALLS)
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
-def test_evict_last_forward_instances_run_where_the_rule_says(hidden, w_dtype):
+def test_evict_last_forward_instances_run_where_the_rule_says(hidden, rows, w_dtype):
     """Streaming forward calls take the instances that load rows with an L2 evict_last policy
-    (the KEEP template argument of forward_rows_kernel and forward_kernel) exactly where
-    spec.forward_keep_rows says, with 2-byte weights only, plain and with a residual; and give the
-    bits the same rows get as a small batch (no policy) for every contract."""
+    (the KEEP template argument of forward_rows_kernel, forward_kernel and forward_ring_kernel)
+    exactly where spec.forward_keep_rows says (2-byte weights only) and, in the ring,
+    spec.forward_keep_ring (every weight type), plain and with a residual; and give the bits the
+    same rows get as a small batch (no policy) for every contract."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
-    rows = 2048  # past the small batches and the latency window at every H here
-    x, w, _, u = _inputs(rows, hidden, seed=hidden + 73, w_dtype=w_dtype)
+    x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 73, w_dtype=w_dtype)
     for residual in (None, u):
         names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS,
                                                     residual=residual, **FP))
-        streaming = [name for name in names if re.search(r"\bforward_(rows_)?kernel<", name)]
-        assert streaming, names
-        keep = [name for name in streaming if re.search(r",\s*true>", name)]
-        want = w.element_size() == 2 and rmsnorm_spec.forward_keep_rows(hidden,
-                                                                         residual is not None)
-        assert bool(keep) == want, (residual is not None, streaming)
+        streaming = [name for name in names
+                     if re.search(r"\bforward_(rows_|ring_)?kernel<", name)]
+        assert len(streaming) == 1, names
+        ring = "forward_ring_kernel" in streaming[0]
+        config = rmsnorm_spec.forward_config(hidden)
+        assert ring == (hidden > rmsnorm_spec.FORWARD_ROWS_HIDDEN[1] and
+                        rmsnorm_spec.forward_ring_stages(config, residual is not None) > 0), (
+            streaming)
+        keep = re.search(r",\s*true>", streaming[0]) is not None
+        if ring:
+            want = rmsnorm_spec.forward_keep_ring(rows, hidden)
+        else:
+            want = w.element_size() == 2 and rmsnorm_spec.forward_keep_rows(
+                rows, hidden, residual is not None)
+        assert keep == want, (residual is not None, streaming)
         for contract in SPLIT_CONTRACTS:
             ref = rmsnorm_forward(x, w, EPS, residual=residual, **contract, **FP)
             _assert_first_rows_match(ref, x, w, 16, residual,

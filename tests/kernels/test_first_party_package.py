@@ -37,7 +37,13 @@ int main() {
     std::printf("ring %ld %d %d %lld\n", h, forward_ring_stages(forward_config(h), false),
                 forward_ring_stages(forward_config(h), true),
                 static_cast<long long>(forward_ring_bytes(forward_config(h))));
-    std::printf("keep %ld %d %d\n", h, forward_keep_rows(h, false), forward_keep_rows(h, true));
+    std::printf("keep %ld", h);
+    const long keep_rows[] = {1, 4096, 8192, 16384, 32768, 65536, 262144};
+    for (long rows : keep_rows) {
+      std::printf(" %d %d %d", forward_keep_rows(rows, h, false), forward_keep_rows(rows, h, true),
+                  forward_keep_ring(rows, h));
+    }
+    std::printf("\n");
     std::printf("small_batch %ld %lld %lld\n", h,
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
@@ -352,10 +358,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                     SPEC.forward_ring_bytes(config))
             assert tuple(map(int, numbers)) == want, line
             continue
-        if kind == "keep":  # streaming calls that take the evict_last instances, plain / residual
-            want = tuple(int(SPEC.forward_keep_rows(int(hidden), residual))
-                         for residual in (False, True))
-            assert tuple(map(int, numbers)) == want, line
+        if kind == "keep":  # streaming calls that take the evict_last instances
+            want = [int(keep) for rows in (1, 4096, 8192, 16384, 32768, 65536, 262144)
+                    for keep in (SPEC.forward_keep_rows(rows, int(hidden), False),
+                                 SPEC.forward_keep_rows(rows, int(hidden), True),
+                                 SPEC.forward_keep_ring(rows, int(hidden)))]
+            assert list(map(int, numbers)) == want, line
             continue
         if kind == "small_batch":  # small and large batches as the launcher tells them apart
             config = SPEC.forward_config(int(hidden))

@@ -270,20 +270,34 @@ def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
     return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
 
 
-# Streaming calls (past the small batches) of the kernels with an L2 evict_last instance (two
-# vectors a thread, 2-byte weights) take it with a residual from the first hidden size, without
-# one at the listed sizes (forward_keep_rows in forward_policy.h; a launch choice, same bits;
-# measured on the H200, docs/kernels.md steps 72-73).
+# Streaming calls (past the small batches) load their rows with an L2 evict_last policy where
+# their kernel has that instance (a launch choice, same bits; forward_keep_rows and
+# forward_keep_ring in forward_policy.h; measured on the H200, docs/kernels.md steps 72-74). The
+# loop-free kernel and the row loop (two vectors a thread, 2-byte weights): with a residual from
+# the first hidden size or the first element count, without one at the listed hidden sizes or
+# from the plain element count. The ring (every weight type): from its element count.
 FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN = 4096
+FORWARD_KEEP_ROWS_MIN_RESIDUAL_ELEMENTS = 1 << 26
 FORWARD_KEEP_ROWS_PLAIN_HIDDEN = (4096, 8192)
+FORWARD_KEEP_ROWS_MIN_PLAIN_ELEMENTS = 1 << 28
+FORWARD_KEEP_RING_MIN_ELEMENTS = 16384 * 10240
 
 
-def forward_keep_rows(hidden: int, residual: bool) -> bool:
-    """Whether a streaming forward call at ``hidden`` loads its rows with an L2 evict_last policy
-    where its kernel has that instance (``forward_keep_rows`` in forward_policy.h)."""
+def forward_keep_rows(rows: int, hidden: int, residual: bool) -> bool:
+    """Whether a streaming forward call of ``rows`` x ``hidden`` loads its rows with an L2
+    evict_last policy where its kernel (loop-free or row loop) has that instance
+    (``forward_keep_rows`` in forward_policy.h)."""
     if residual:
-        return hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN
-    return hidden in FORWARD_KEEP_ROWS_PLAIN_HIDDEN
+        return (hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN
+                or rows * hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_ELEMENTS)
+    return (hidden in FORWARD_KEEP_ROWS_PLAIN_HIDDEN
+            or rows * hidden >= FORWARD_KEEP_ROWS_MIN_PLAIN_ELEMENTS)
+
+
+def forward_keep_ring(rows: int, hidden: int) -> bool:
+    """Whether a call of ``rows`` x ``hidden`` that takes the forward ring copies its rows with an
+    L2 evict_last policy (``forward_keep_ring`` in forward_policy.h)."""
+    return rows * hidden >= FORWARD_KEEP_RING_MIN_ELEMENTS
 
 
 # The fixed kernel's plain form at this hidden size runs as two CTAs a row (each summing the whole

@@ -21,9 +21,9 @@ namespace {
 // allows (a function attribute, legal during stream capture); later calls read a bit mask. Each
 // instantiation keeps its own state (the attribute belongs to one kernel). Devices past the
 // 64th, or a failed query, take the plain forward.
-template <typename XT, typename WT, int VPT>
+template <typename XT, typename WT, int VPT, bool KEEP>
 bool ring_fits(int64_t bytes) {
-  const auto kernel = miles_rmsnorm::forward_ring_kernel<XT, WT, VPT>;
+  const auto kernel = miles_rmsnorm::forward_ring_kernel<XT, WT, VPT, KEEP>;
   static std::atomic<uint64_t> raised{0};
   static std::atomic<int64_t> limit[64];
   int device = 0;
@@ -185,7 +185,7 @@ struct ForwardLaunch {
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     // Streaming calls of the kKeepRows kernels: their evict_last instance or not (same bits).
-    const bool keep = miles_rmsnorm::forward_keep_rows(p->hidden, residual);
+    const bool keep = miles_rmsnorm::forward_keep_rows(p->rows, p->hidden, residual);
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, residual, static_cast<int>(sizeof(WT)),
         std::is_same_v<XT, __nv_bfloat16>);
@@ -273,7 +273,14 @@ struct ForwardLaunch {
     if constexpr (VPT > 1) {
       if (miles_rmsnorm::forward_ring_stages(c, residual) > 0) {
         const int64_t bytes = miles_rmsnorm::forward_ring_bytes(c);
-        if (ring_fits<XT, WT, VPT>(bytes)) {
+        // Large calls copy x with an L2 evict_last policy (same bits).
+        if (miles_rmsnorm::forward_keep_ring(p->rows, p->hidden)) {
+          if (ring_fits<XT, WT, VPT, true>(bytes)) {
+            miles_rmsnorm::forward_ring_kernel<XT, WT, VPT, true>
+                <<<grid, block, static_cast<size_t>(bytes), stream>>>(*p);
+            return cudaGetLastError();
+          }
+        } else if (ring_fits<XT, WT, VPT, false>(bytes)) {
           miles_rmsnorm::forward_ring_kernel<XT, WT, VPT>
               <<<grid, block, static_cast<size_t>(bytes), stream>>>(*p);
           return cudaGetLastError();

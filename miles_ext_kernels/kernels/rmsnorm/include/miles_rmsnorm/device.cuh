@@ -401,6 +401,25 @@ __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src)
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src));
 }
 
+// cp_async16 with load_raw_keep's L2 evict_last policy: the forward ring's row copies (KEEP in
+// forward_ring_kernel); on the H200 (docs/kernels.md, step 74) 65536 x 12288 813.7 -> 782.0 us.
+__device__ __forceinline__ void cp_async16_keep(void* smem_dst, const void* gmem_src) {
+  const unsigned int dst = static_cast<unsigned int>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+               " cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, pol;\n}\n"
+               ::"r"(dst), "l"(gmem_src));
+}
+
+// cp_async16_keep where KEEP, else cp_async16.
+template <bool KEEP>
+__device__ __forceinline__ void cp_async16_as(void* smem_dst, const void* gmem_src) {
+  if constexpr (KEEP) {
+    cp_async16_keep(smem_dst, gmem_src);
+  } else {
+    cp_async16(smem_dst, gmem_src);
+  }
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 __device__ __forceinline__ void cp_async_wait_all() {

@@ -441,8 +441,9 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 // The forward without a residual, its row loads staged through a per-thread cp.async ring of
 // kForwardRingStages stages in dynamic shared memory (forward_ring_bytes): the same arithmetic as
 // forward_kernel, so the same bits, but the bytes in flight no longer depend on how many CTAs
-// the registers let an SM hold (config.h: forward_ring_stages).
-template <typename XT, typename WT, int VPT>
+// the registers let an SM hold (config.h: forward_ring_stages). KEEP: the copies of x with an L2
+// evict_last policy (forward_policy.h: forward_keep_ring; same bits).
+template <typename XT, typename WT, int VPT, bool KEEP = false>
 __global__ void __launch_bounds__(1024, 1) forward_ring_kernel(const ForwardParams p) {
   constexpr int R = forward_rows_per_group(VPT);
   constexpr int D = kForwardRingStages;
@@ -480,7 +481,7 @@ __global__ void __launch_bounds__(1024, 1) forward_ring_kernel(const ForwardPara
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int64_t j = lane + static_cast<int64_t>(k) * tpr;
-          if (j < nv) cp_async16(slot(buf, i, k), xr + j * 8);
+          if (j < nv) cp_async16_as<KEEP>(slot(buf, i, k), xr + j * 8);
         }
       }
     }

@@ -70,24 +70,43 @@ inline bool fixed_forward_halves(int64_t rows, int64_t hidden, bool residual, in
          2 * rows <= sms;
 }
 
-// Whether a streaming call (past the small batches) of a kernel with an evict_last instance
-// (forward.cuh: kKeepRows, two vectors a thread with 2-byte weights) takes it: x (and u) loaded
-// with an L2 evict_last policy. With a residual (the row loop) from kKeepRowsMinResidualHidden;
-// without one at the hidden sizes of kKeepRowsPlainHidden. Measured on the H200 (docs/kernels.md,
-// steps 72-73; B V V B against plain loads, which launch the same SASS elsewhere and measured
-// within 0.4% there): residual 16384 x 4096, 8192 x 8192 and 4096 x 16384 2.1-2.9% faster
-// (16384 x 4096: 134.2 -> 130.3 us), 12288 1.3%, level at 6144; 1.1-1.5% slower at 1024 and
-// 3072. Plain 65536 x 8192 515.5 -> 496.2 us, 16384 x 8192 1.5% faster, 16384 x 4096 0.5-0.7%;
-// 1.2-2.1% slower at H 512-3072, 1.5% at 7168 and 1.7% at 16384, level at 5120. Same bits.
+// Whether a streaming call (past the small batches) of rows x hidden elements takes an evict_last
+// instance where its kernel has one: x (and u) loaded with an L2 evict_last policy, same bits.
+// The gain grows with the call's bytes and depends on the hidden size; measured on the H200
+// (docs/kernels.md, steps 72-74; B V V B against plain loads).
+// forward_keep_rows: the loop-free kernel and the row loop (forward.cuh: kKeepRows, two vectors
+// a thread with 2-byte weights).
+// * With a residual (the row loop) from kKeepRowsMinResidualHidden: 16384 x 4096, 8192 x 8192
+//   and 4096 x 16384 2.1-2.9% faster (16384 x 4096: 134.2 -> 130.3 us), 12288 1.3%, level at
+//   6144. Below it from kKeepRowsMinResidualElements: 65536 x 1024 +2.5%, 65536 x 2048 +3.4%,
+//   32768 x 3072 +2.1%, where 16384 x 1024 and 8192 x 3072 were 1.1-1.5% slower.
+// * Without one at the hidden sizes of kKeepRowsPlainHidden (65536 x 8192 515.5 -> 496.2 us,
+//   16384 x 8192 1.5% faster, 16384 x 4096 0.5-0.7%) and elsewhere from
+//   kKeepRowsMinPlainElements (65536 x 5120 +2.6%, level at 65536 x 7168 and 32768 x 16384),
+//   where smaller calls were 1.2-2.1% slower (H 512-3072, 7168 and 16384 at 16384 rows and less).
+// forward_keep_ring: the ring (forward_ring_kernel, every weight type; plain H 8200-12288 past
+// the small batches) from kKeepRingMinElements: 16384 x 10240 0.2-1.0% faster, 16384 x 12288
+// 2.5-2.7%, 65536 x 10240 and 65536 x 12288 4.1-4.2% (BF16 and FP32 weights alike); 16384 x 9216
+// level, 8192 x 10240 1.1% and 4096 x 12288 2.0% slower.
 constexpr int64_t kKeepRowsMinResidualHidden = 4096;
+constexpr int64_t kKeepRowsMinResidualElements = int64_t{1} << 26;
 constexpr int64_t kKeepRowsPlainHidden[] = {4096, 8192};
+constexpr int64_t kKeepRowsMinPlainElements = int64_t{1} << 28;
+constexpr int64_t kKeepRingMinElements = int64_t{16384} * 10240;
 
-inline bool forward_keep_rows(int64_t hidden, bool residual) {
-  if (residual) return hidden >= kKeepRowsMinResidualHidden;
+inline bool forward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
+  const int64_t elements = rows * hidden;
+  if (residual) {
+    return hidden >= kKeepRowsMinResidualHidden || elements >= kKeepRowsMinResidualElements;
+  }
   for (int64_t h : kKeepRowsPlainHidden) {
     if (h == hidden) return true;
   }
-  return false;
+  return elements >= kKeepRowsMinPlainElements;
+}
+
+inline bool forward_keep_ring(int64_t rows, int64_t hidden) {
+  return rows * hidden >= kKeepRingMinElements;
 }
 
 // Whether `hidden` has a forward_fixed_kernel instance.
