@@ -552,6 +552,39 @@ def test_evict_last_forward_instances_run_where_the_rule_says(hidden, rows, w_dt
                                      f"evict_last={want}, {contract}", **contract)
 
 
+@pytest.mark.parametrize(("hidden", "tokens", "heads", "w_dtype"),
+                         [(4096, 16384, 4, torch.bfloat16), (8192, 8192, 4, torch.float32),
+                          (4096, 4096, 4, torch.bfloat16), (2048, 16384, 4, torch.bfloat16)])
+def test_evict_last_backward_instance_runs_where_the_rule_says(hidden, tokens, heads, w_dtype):
+    """The deterministic backward of contiguous rows takes its instance that copies g and x with
+    an L2 evict_last policy (backward_deterministic_kernel's KEEP) exactly where
+    spec.backward_keep_rows says, never with a residual; and its dx and dw have the bits of the
+    same rows read as per-head views in place (the per-head instance, which has no policy)."""
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    rows = tokens * heads
+    gen = torch.Generator(device=DEV).manual_seed(rows + hidden)
+    fused = torch.randn(tokens, 2, heads + 1, hidden, device=DEV, generator=gen).bfloat16()
+    x, g = fused[:, 0, 1:], fused[:, 1, :heads]  # per-head views: [tokens, heads, hidden]
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).to(w_dtype)
+    xc, gc = x.reshape(rows, hidden), g.reshape(rows, hidden)  # contiguous copies
+    _, rstd = rmsnorm_forward(xc, w, EPS, **FP)
+
+    def keep_ran(*args, **kw) -> bool:
+        names = [name for name in _kernels_launched(
+            functools.partial(rmsnorm_backward, *args, **kw, **FP))
+            if "backward_deterministic_kernel<" in name]
+        assert len(names) == 1, names
+        return re.search(r",\s*true>\s*(\(|$)", names[0]) is not None
+
+    assert keep_ran(gc, xc, w, rstd) == rmsnorm_spec.backward_keep_rows(rows, hidden, False)
+    heads_rstd = rstd.view(tokens, heads)
+    assert not keep_ran(g, x, w, heads_rstd)  # per-head views: no instance with the policy
+    assert not keep_ran(gc, xc, w, rstd, g_residual=gc)  # the residual form: none either
+    dx_copy, dw_copy = rmsnorm_backward(gc, xc, w, rstd, **FP)
+    dx, dw = rmsnorm_backward(g, x, w, heads_rstd, **FP)
+    assert torch.equal(dx.reshape(dx_copy.shape), dx_copy) and torch.equal(dw, dw_copy)
+
+
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])
 def test_fixed_halves_forward_gives_the_row_loop_forwards_bits(monkeypatch, w_dtype):
     """Plain small batches of BF16 rows at spec.FORWARD_FIXED_HALVES_HIDDEN, from

@@ -22,6 +22,7 @@ SPEC = gen.load_spec(PACKAGE_DIR)
 
 CONFIG_DUMP = r"""
 #include <cstdio>
+#include "miles_rmsnorm/backward_policy.h"
 #include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/forward_policy.h"
 using namespace miles_rmsnorm;
@@ -40,8 +41,9 @@ int main() {
     std::printf("keep %ld", h);
     const long keep_rows[] = {1, 4096, 8192, 16384, 32768, 65536, 262144};
     for (long rows : keep_rows) {
-      std::printf(" %d %d %d", forward_keep_rows(rows, h, false), forward_keep_rows(rows, h, true),
-                  forward_keep_ring(rows, h));
+      std::printf(" %d %d %d %d %d", forward_keep_rows(rows, h, false),
+                  forward_keep_rows(rows, h, true), forward_keep_ring(rows, h),
+                  backward_keep_rows(rows, h, false), backward_keep_rows(rows, h, true));
     }
     std::printf("\n");
     std::printf("small_batch %ld %lld %lld\n", h,
@@ -362,7 +364,9 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             want = [int(keep) for rows in (1, 4096, 8192, 16384, 32768, 65536, 262144)
                     for keep in (SPEC.forward_keep_rows(rows, int(hidden), False),
                                  SPEC.forward_keep_rows(rows, int(hidden), True),
-                                 SPEC.forward_keep_ring(rows, int(hidden)))]
+                                 SPEC.forward_keep_ring(rows, int(hidden)),
+                                 SPEC.backward_keep_rows(rows, int(hidden), False),
+                                 SPEC.backward_keep_rows(rows, int(hidden), True))]
             assert list(map(int, numbers)) == want, line
             continue
         if kind == "small_batch":  # small and large batches as the launcher tells them apart

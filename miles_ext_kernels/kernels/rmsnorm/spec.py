@@ -31,6 +31,7 @@ CLUSTER_ARCHES = ("sm_90a", "sm_100a", "sm_103a", "sm_120")
 HEADERS = (
     "include/miles_rmsnorm/backward.cuh",
     "include/miles_rmsnorm/backward_one_row.cuh",
+    "include/miles_rmsnorm/backward_policy.h",
     "include/miles_rmsnorm/backward_row_column.cuh",
     "include/miles_rmsnorm/backward_small.cuh",
     "include/miles_rmsnorm/backward_args.h",
@@ -298,6 +299,19 @@ def forward_keep_ring(rows: int, hidden: int) -> bool:
     """Whether a call of ``rows`` x ``hidden`` that takes the forward ring copies its rows with an
     L2 evict_last policy (``forward_keep_ring`` in forward_policy.h)."""
     return rows * hidden >= FORWARD_KEEP_RING_MIN_ELEMENTS
+
+
+# The deterministic backward copies g and x with an L2 evict_last policy from this many elements,
+# with one vector a thread, contiguous rows and no residual (backward_keep_rows in
+# backward_policy.h; a launch choice, same bits; measured on the H200, docs/kernels.md step 74).
+BACKWARD_KEEP_MIN_ELEMENTS = 1 << 28
+
+
+def backward_keep_rows(rows: int, hidden: int, residual: bool) -> bool:
+    """Whether a deterministic backward call of ``rows`` x ``hidden`` contiguous rows copies them
+    with an L2 evict_last policy (``backward_keep_rows`` in backward_policy.h)."""
+    return (not residual and backward_config(hidden)["vpt"] == 1
+            and rows * hidden >= BACKWARD_KEEP_MIN_ELEMENTS)
 
 
 # The fixed kernel's plain form at this hidden size runs as two CTAs a row (each summing the whole

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "miles_rmsnorm/backward.cuh"
+#include "miles_rmsnorm/backward_policy.h"
 #include "miles_rmsnorm/dispatch.cuh"
 
 namespace {
@@ -70,12 +71,19 @@ struct DeterministicLaunch {
           p->hidden, static_cast<int>(block) / p->tpr, static_cast<int>(block), VPT,
           miles_rmsnorm::backward_rows_per_group(VPT), stages);
     };
+    // Large calls of contiguous rows copy them with an L2 evict_last policy (same bits).
+    const bool keep = p->heads == 1 &&
+                      miles_rmsnorm::backward_keep_rows(
+                          p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0);
     return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem,
                                                                       size_t limit) {
       constexpr int D = decltype(stages)::value;
       using miles_rmsnorm::backward_deterministic_kernel;
       auto kernel = p->heads == 1 ? backward_deterministic_kernel<XT, WT, VPT, D, false>
                                   : backward_deterministic_kernel<XT, WT, VPT, D, true>;
+      if constexpr (VPT == 1) {
+        if (keep) kernel = backward_deterministic_kernel<XT, WT, VPT, D, false, true>;
+      }
       if constexpr (miles_rmsnorm::cluster_fold_built(VPT, D)) {
         // Tried first: the cooperative path's occupancy queries are not needed for it.
         bool done = false;

@@ -244,7 +244,8 @@ __device__ __forceinline__ void load_rstd(const BackwardParams& p, const RowSet<
 
 // Starts the copies of a row set's g and x vectors into ring stage `buf` (one commit group,
 // empty when no row is valid). PER_HEAD: rows are addressed as per-head views (p.heads != 1).
-template <typename XT, int VPT, int R, bool PER_HEAD>
+// KEEP: the copies carry an L2 evict_last policy (cp_async16_keep; backward_policy.h).
+template <typename XT, int VPT, int R, bool PER_HEAD, bool KEEP>
 __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet<R>& s, int lane,
                                            int tpr, const RowStage<VPT, R>& st, int buf) {
   const int nv = static_cast<int>(p.hidden / 8);
@@ -257,8 +258,8 @@ __device__ __forceinline__ void issue_rows(const BackwardParams& p, const RowSet
     for (int k = 0; k < VPT; ++k) {
       const int j = lane + k * tpr;
       if (j < nv) {
-        cp_async16(st.slot(buf, i, 0, k), gr + j * 8);
-        cp_async16(st.slot(buf, i, 1, k), xr + j * 8);
+        cp_async16_as<KEEP>(st.slot(buf, i, 0, k), gr + j * 8);
+        cp_async16_as<KEEP>(st.slot(buf, i, 1, k), xr + j * 8);
       }
     }
   }
@@ -574,8 +575,8 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 // row's); `started()` runs in the first iteration, once its copies and its rstd load are in
 // flight (the atomic program waits for its register weights there). Neither runs without rows;
 // every thread of the CTA calls this.
-template <typename XT, int VPT, int R, int D, bool PER_HEAD, typename Weights, typename Acc,
-          typename Issued, typename Started>
+template <typename XT, int VPT, int R, int D, bool PER_HEAD, bool KEEP, typename Weights,
+          typename Acc, typename Issued, typename Started>
 __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
                                                   int tpr, const RowStage<VPT, R>& stage,
@@ -591,8 +592,8 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   };
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
-    issue_rows<XT, VPT, R, PER_HEAD>(p, RowSet<R>(ahead(first, d), group, groups, limit), lane,
-                                     tpr, stage, d);
+    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(p, RowSet<R>(ahead(first, d), group, groups, limit),
+                                           lane, tpr, stage, d);
   }
   if (first < limit) issued();
   int buf = 0;
@@ -605,8 +606,8 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
     if (base == first) started();
     // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
     const int far = buf == 0 ? D - 1 : buf - 1;
-    issue_rows<XT, VPT, R, PER_HEAD>(p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane,
-                                     tpr, stage, far);
+    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(
+        p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr, stage, far);
     cp_async_wait_pending<D - 1>();
     BackwardRows<VPT, R> rows(nv, s.valid, lane, tpr, stage, buf);
     backward_rows<XT, VPT, R, PER_HEAD>(p, s, r, lane, tpr, w, scratch, rows, acc);
@@ -835,7 +836,8 @@ inline __device__ __noinline__ void write_chunk_sums(double a0, double a1, doubl
 
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
-template <typename XT, int VPT, int D, bool PER_HEAD, typename Weights, typename Started>
+template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, typename Weights,
+          typename Started>
 __device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -860,7 +862,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
       for (int e = 0; e < 8; ++e) acc[k][e] = 0.0;
     }
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
-    backward_row_loop<XT, VPT, R, D, PER_HEAD>(
+    backward_row_loop<XT, VPT, R, D, PER_HEAD, KEEP>(
         p, r0, rows_per_cta * R, r1, group, rows_per_cta, lane, tpr, stage, w, scratch, acc,
         [&] { if (first_chunk) stage_weights(); }, [] {});
     // Fold the row groups of this CTA in FP64, group 0 first, then write the chunk's partial
@@ -930,10 +932,14 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
 }
 
 // PER_HEAD: the launch's rows are per-head views (p.heads != 1); a kernel of its own, so that the
-// per-head addressing (a 64-bit division a row) is not in the plain kernel's row loop.
-template <typename XT, typename WT, int VPT, int D, bool PER_HEAD>
+// per-head addressing (a 64-bit division a row) is not in the plain kernel's row loop. KEEP: g and
+// x copied with an L2 evict_last policy (backward_policy.h: backward_keep_rows; same bits), built
+// for one vector a thread and contiguous rows only.
+template <typename XT, typename WT, int VPT, int D, bool PER_HEAD, bool KEEP = false>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
+  static_assert(!KEEP || (VPT == 1 && !PER_HEAD),
+                "the evict_last instance: one vector a thread, contiguous rows");
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights (see deterministic_smem_bytes), then with the one-cluster fold its buffers
   // and mbarrier (cluster_fold_bytes).
@@ -951,7 +957,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   if (uses_cluster_fold<VPT, D>(p)) {
     cluster_fold_begin(w.s, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
   }
-  deterministic_body<XT, VPT, D, PER_HEAD>(p, w, smem, [&] {
+  deterministic_body<XT, VPT, D, PER_HEAD, KEEP>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);
   });
@@ -987,8 +993,9 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int first = first64 < rows ? static_cast<int>(first64) : rows;
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
-  backward_row_loop<XT, VPT, R, D, PER_HEAD>(p, first, step, rows, group, rows_per_cta, lane, tpr,
-                                             stage, w, scratch, acc, [] {}, [&] { w.hold(); });
+  backward_row_loop<XT, VPT, R, D, PER_HEAD, false>(p, first, step, rows, group, rows_per_cta,
+                                                    lane, tpr, stage, w, scratch, acc, [] {},
+                                                    [&] { w.hold(); });
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
