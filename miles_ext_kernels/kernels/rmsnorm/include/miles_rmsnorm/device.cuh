@@ -401,8 +401,9 @@ __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src)
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src));
 }
 
-// cp_async16 with load_raw_keep's L2 evict_last policy: the forward ring's row copies (KEEP in
-// forward_ring_kernel); on the H200 (docs/kernels.md, step 74) 65536 x 12288 813.7 -> 782.0 us.
+// cp_async16 with load_raw_keep's L2 evict_last policy: the row copies of the forward ring and of
+// the deterministic backward in large calls (their KEEP instances); on the H200 (docs/kernels.md,
+// step 74) 65536 x 12288 forward 813.7 -> 782.0 us, 65536 x 6144 backward 597.9 -> 582.3.
 __device__ __forceinline__ void cp_async16_keep(void* smem_dst, const void* gmem_src) {
   const unsigned int dst = static_cast<unsigned int>(__cvta_generic_to_shared(smem_dst));
   asm volatile("{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
