@@ -2,16 +2,7 @@
 # Session 41 call 3: two rows' rstd in one instruction stream (MILES_PROBE_RSEL=1, .device/rsel),
 # bits, times; ncu of both at 65536 x 256 without clock control (instructions, issue, DRAM).
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16
-D=docs/bench/h200/probes/2026-12-03-session41
-PKG=miles_ext_kernels/kernels/rmsnorm
-rm -rf $PKG && cp -r .device/rsel/$PKG $PKG
-t0=$(date +%s)
-timeout -s KILL 300 python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 \
-  --module miles_rmsnorm_fwd > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
-echo "build $(( $(date +%s) - t0 )) s"
+source "$(dirname "$0")/variant.sh" rsel
 timeout -s KILL 120 python3 $D/ring_check.py save /tmp/ref.pt 2>&1 | tail -1
 MILES_PROBE_RSEL=1 timeout -s KILL 120 python3 $D/ring_check.py check /tmp/ref.pt 2>&1 | tail -1
 for v in base rsel rsel base; do
