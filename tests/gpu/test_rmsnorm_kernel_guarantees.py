@@ -895,11 +895,14 @@ ROW_COLUMN_SHAPES = [(2, 64), (37, 64), (16, 256), (100, 256), (7, 512), (64, 51
 
 # (rows, hidden) with several cluster blocks, for the column CTAs in clusters: the shapes they
 # serve by default (512 rows and more up to H = 1024: rows of 16, 32 and 64 threads and of four
-# warps, the last cluster block short; wide batches of 8 rows full and of 5 valid rows) and shapes
-# they serve only where forced (64 rows, where a cluster is as wide as the row; H 4096-8192, 250
-# rows and CTAs of 768 and 1024 threads).
-COLUMN_CLUSTER_SHAPES = [(1000, 128), (512, 256), (640, 256), (1024, 256), (509, 512), (512, 1024),
-                         (64, 256), (96, 4096), (64, 8192), (192, 6144), (250, 8192)]
+# warps, the last cluster block short; wide batches of 8 rows full and of 5 valid rows, tasks of
+# 12 and 16 rows, 4 and 8 of them staged in shared memory) and shapes they serve only where forced
+# (64 rows, where a cluster is as wide as the row; 40 rows at H = 1024, five CTAs a cluster folding
+# 16 vectors, four or three each; H 4096-8192, 250 rows and CTAs of 768 and 1024 threads, 85
+# vectors over eight CTAs).
+COLUMN_CLUSTER_SHAPES = [(1000, 128), (512, 256), (640, 256), (1024, 256), (1536, 256),
+                         (2048, 256), (509, 512), (512, 1024), (64, 256), (40, 1024), (96, 4096),
+                         (64, 8192), (192, 6144), (250, 8192)]
 ROW_COLUMN_CONTRACTS = ["default", "residual_cast", "fp32_w", "fp16_zero_centered", "per_head"]
 
 

@@ -179,8 +179,11 @@ ROW_COLUMN_MIN_ROWS = 8
 COLUMN_CLUSTER_MIN_ROWS = 512
 COLUMN_CLUSTER_MAX_HIDDEN = 1024
 # Rows of a column task loaded at once in column clusters of CTAs of at most ROW_COLUMN_MIN_BLOCK
-# threads whose row groups have more than SMALL_BATCH rows (config.h, kRowColumnWideBatch).
+# threads whose row groups have more than SMALL_BATCH rows and of at most
+# ROW_COLUMN_WIDE_MAX_VECTORS vectors a cluster (config.h, kRowColumnWideBatch,
+# kRowColumnWideMaxVectors).
 ROW_COLUMN_WIDE_BATCH = 8
+ROW_COLUMN_WIDE_MAX_VECTORS = 64
 
 
 def _pow2_ceil(value: int) -> int:
@@ -514,12 +517,13 @@ def row_column_shape(rows: int, hidden: int, clustered: bool | None = None) -> d
 def row_column_wide_batch(rows: int, hidden: int, clustered: bool | None = None) -> bool:
     """Whether a row-and-column call's column clusters load ROW_COLUMN_WIDE_BATCH rows of a task
     at once (mirrors config.h's ``row_column_wide_batch``): column clusters of CTAs of at most
-    ROW_COLUMN_MIN_BLOCK threads whose row groups have more than SMALL_BATCH rows.
-    ``clustered``: the column clusters forced on or off (None: the default)."""
+    ROW_COLUMN_MIN_BLOCK threads whose row groups have more than SMALL_BATCH rows, of at most
+    ROW_COLUMN_WIDE_MAX_VECTORS vectors. ``clustered``: the column clusters forced on or off (None:
+    the default)."""
     s = small_backward_shape(rows, hidden)
     rc = row_column_shape(rows, hidden, clustered)
     return (rc["cluster"] > 1 and rc["block"] <= ROW_COLUMN_MIN_BLOCK
-            and s["rows_per_group"] > SMALL_BATCH)
+            and s["rows_per_group"] > SMALL_BATCH and rc["vectors"] <= ROW_COLUMN_WIDE_MAX_VECTORS)
 
 
 def row_column_default(rows: int) -> bool:

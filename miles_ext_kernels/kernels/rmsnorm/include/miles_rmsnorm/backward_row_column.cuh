@@ -128,8 +128,10 @@ __device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, i
   return t;
 }
 
-// B rows of a task from row t.first + n0: g, x and rstd, all loads issued before any use (a row
-// past the task's end reads row 0, a vector past the row's vector 0).
+// B rows of a task from row t.first + n0: g, x and rstd, all loads issued before any use (a vector
+// past the row's reads vector 0). A row past the task's end holds zeros: its exact product is +0,
+// and adding +0 to a sum from +0 keeps its bits (round to nearest gives -0 only for -0 + -0, so
+// such a sum is never -0), where a select of every sum cost two instructions an element.
 template <int B>
 struct ColumnRows {
   uint4 g[B];
@@ -169,27 +171,109 @@ __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const 
     rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
   }
   if constexpr (B > kSmallBackwardBatch) hold_together(rows, static_cast<uint32_t>(p.rows >> 31));
-}
-
-// The task's exact products of rows t.first + n0 ... (B of them) added into acc in row order:
-// dx_vector's products (dw_product) and FP64 additions (accumulate, product_scale), as the
-// cluster kernel's dx pass adds them. A row past the end keeps acc (a select: its row-0 stand-in's rstd may be
-// infinite).
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const ColumnTask& t,
-                                                int n0, double (&acc)[8]) {
 #pragma unroll
   for (int i = 0; i < B; ++i) {
-    const bool valid = t.first + n0 + i < t.end;
+    if (t.first + n0 + i >= t.end) {  // read row 0 (its rstd may be infinite): zeros instead
+      rows.g[i] = make_uint4(0u, 0u, 0u, 0u);
+      rows.x[i] = make_uint4(0u, 0u, 0u, 0u);
+      rows.r[i] = 0.0f;
+    }
+  }
+}
+
+// The exact products of B rows of a task added into acc in row order: dx_vector's products
+// (dw_product) and FP64 additions (accumulate, product_scale), as the cluster kernel's dx pass adds
+// them. A row of zeros (past the task's end) adds +0.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, double (&acc)[8]) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
     const float ri = rows.r[i];
     const double scale = product_scale<CAST, double>(ri);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const float gk = widen<XT>(rows.g[i], e);
       const float xk = widen<XT>(rows.x[i], e);
-      double sum = acc[e];
-      accumulate(sum, dw_product<XT, CAST>(gk, xk, ri), scale);
-      acc[e] = valid ? sum : acc[e];
+      accumulate(acc[e], dw_product<XT, CAST>(gk, xk, ri), scale);
+    }
+  }
+}
+
+// Task t's sums: its rows in row order from +0 in FP64, loaded B at a time, into acc.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void task_row_sums(const BackwardParams& p, const SmallBackwardShape& s,
+                                              const ColumnTask& t, double (&acc)[8]) {
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+  for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
+    ColumnRows<B> rows;
+    load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
+    add_column_rows<XT, B, CAST>(rows, acc);
+  }
+}
+
+// Rows [n0, n0 + S) of task t copied into this thread's slots of `stage` with cp.async (row i's g
+// at stage[i * kRowColumnMinBlock + thread], its x S * kRowColumnMinBlock further: a warp's
+// vectors side by side), their rstd into r. A row past the task's end copies nothing (r: 0).
+template <typename XT, int S>
+__device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const ColumnTask& t,
+                                                  int n0, bool per_head, uint4* stage,
+                                                  float (&r)[S]) {
+  const int jj = t.live ? t.vector : 0;
+  int at[S];
+#pragma unroll
+  for (int i = 0; i < S; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
+  int64_t og[S], ox[S], oh[S];
+  batch_offsets<S>(p, at, per_head, false, og, ox, oh);
+  uint4* slots = stage + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < S; ++i) {
+    const bool valid = t.first + n0 + i < t.end;
+    r[i] = valid ? __ldg(p.rstd + at[i]) : 0.0f;
+    if (valid) {
+      cp_async16(slots + i * kRowColumnMinBlock, static_cast<const XT*>(p.g) + og[i] + jj * 8);
+      cp_async16(slots + (S + i) * kRowColumnMinBlock,
+                 static_cast<const XT*>(p.x) + ox[i] + jj * 8);
+    }
+  }
+  cp_async_commit();
+}
+
+// task_row_sums with one memory round trip for every B + S rows (the column clusters' wide
+// instance, CTAs of at most kRowColumnMinBlock threads): rows [n0 + B, n0 + B + S) go to shared
+// memory (stage_column_rows) as rows [n0, n0 + B) go to registers, and are added after them, each
+// staged row only where the task has it (adding nothing is adding +0). The same additions in the
+// same order, so the same sums. `stage`: 2 * S * kRowColumnMinBlock vectors.
+template <typename XT, int B, int S, bool CAST>
+__device__ __forceinline__ void staged_task_row_sums(const BackwardParams& p,
+                                                     const SmallBackwardShape& s,
+                                                     const ColumnTask& t, uint4* stage,
+                                                     double (&acc)[8]) {
+  const bool per_head = p.heads != 1;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+  for (int n0 = 0; n0 < s.rows_per_group; n0 += B + S) {
+    const bool staged = n0 + B < s.rows_per_group;
+    float r[S];
+    if (staged) stage_column_rows<XT, S>(p, t, n0 + B, per_head, stage, r);
+    ColumnRows<B> rows;
+    load_column_rows<XT, B>(p, t, n0, per_head, rows);
+    add_column_rows<XT, B, CAST>(rows, acc);
+    if (staged) {
+      cp_async_wait_all();
+      const uint4* slots = stage + threadIdx.x;
+#pragma unroll
+      for (int i = 0; i < S; ++i) {
+        if (t.first + n0 + B + i < t.end) {
+          ColumnRows<1> row;
+          row.g[0] = slots[i * kRowColumnMinBlock];
+          row.x[0] = slots[(S + i) * kRowColumnMinBlock];
+          row.r[0] = r[i];
+          add_column_rows<XT, 1, CAST>(row, acc);
+        }
+      }
+      // No later copy into these slots before the reads above have their values.
+      asm volatile("" ::: "memory");
     }
   }
 }
@@ -197,24 +281,6 @@ __device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, const
 // Position of element e of task q's sums in shared memory: eight doubles a task, the elements
 // rotated so that a warp's stores of one element spread over the banks.
 __device__ __forceinline__ int column_slot(int q, int e) { return q * 8 + (e ^ ((q >> 1) & 7)); }
-
-// Task t's sums (thread q's): its rows in row order from +0 in FP64, loaded B at a time, into
-// its eight slots of `sums` (column_slot).
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void column_task_sums(const BackwardParams& p,
-                                                 const SmallBackwardShape& s, const ColumnTask& t,
-                                                 int q, double* sums) {
-  double acc[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) acc[e] = 0.0;
-  for (int n0 = 0; n0 < s.rows_per_group; n0 += B) {
-    ColumnRows<B> rows;
-    load_column_rows<XT, B>(p, t, n0, p.heads != 1, rows);
-    add_column_rows<XT, B, CAST>(rows, t, n0, acc);
-  }
-#pragma unroll
-  for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
-}
 
 // dw of `vectors` vectors from `first_vector` (column CTA): thread q's task sums its rows in row
 // order from +0 (rows loaded B at a time), then each cluster block's row groups are added in
@@ -229,7 +295,10 @@ __device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const Sma
   const int nv = static_cast<int>(p.hidden / 8);
   if (q < tasks) {
     const ColumnTask t = column_task(s, first_vector, vectors, q, static_cast<int>(p.rows), nv);
-    column_task_sums<XT, B, CAST>(p, s, t, q, sums);
+    double acc[8];
+    task_row_sums<XT, B, CAST>(p, s, t, acc);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
   }
   __syncthreads();
   // Each block's row groups in order, into its first group's slot (read by this thread only).
@@ -258,31 +327,33 @@ __device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const Sma
   }
 }
 
-// dw of rc.vectors vectors of column cluster blockIdx.x / rc.cluster over the rows of cluster
-// block k = blockIdx.x % rc.cluster (CTA k of a column cluster of s.clusters CTAs): thread q's
-// task (row group q / vectors at vector q % vectors) sums its rows in row order from +0, the
-// block's row groups are added in order, then the cluster's CTAs add the blocks' sums of their
-// share of the outputs in cluster order from every CTA's shared memory, rounded once: the
-// additions of column_cta_dw, each CTA reading its cluster block's rows only (in whole lines of
-// a row where a cluster has 8 vectors or more). `sums`: shared memory of kSmallBackwardMaxBlock * 8
-// doubles. Every thread of the cluster calls it.
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
+// Task sums of a column cluster's CTA into `sums` (column_slot), each block's row groups then
+// added in order into the first group's slots (read by their thread only): block sums of the
+// CTA's vectors at sums[column_slot(v, e)]. STAGED: staged_task_row_sums. Every thread calls it.
+template <typename XT, int B, bool CAST, bool STAGED>
+__device__ __forceinline__ void column_block_sums(const BackwardParams& p,
                                                   const SmallBackwardShape& s,
-                                                  const RowColumnShape& rc, double* sums) {
+                                                  const RowColumnShape& rc, double* sums,
+                                                  uint4* stage) {
   // (Read from the parameters where used: held over the row loop they cost a spill.)
   const int vectors = rc.vectors;
   const int q = static_cast<int>(threadIdx.x);
   const int tasks = s.row_groups * vectors;  // at most blockDim.x (config.h)
-  const int nv = static_cast<int>(p.hidden / 8);
   if (q < tasks) {
     const int cta = static_cast<int>(blockIdx.x);
     const ColumnTask t = column_task(s, cta / rc.cluster * vectors, vectors,
-                                     cta % rc.cluster * tasks + q, static_cast<int>(p.rows), nv);
-    column_task_sums<XT, B, CAST>(p, s, t, q, sums);
+                                     cta % rc.cluster * tasks + q, static_cast<int>(p.rows),
+                                     static_cast<int>(p.hidden / 8));
+    double acc[8];
+    if constexpr (STAGED) {
+      staged_task_row_sums<XT, B, kRowColumnStagedRows, CAST>(p, s, t, stage, acc);
+    } else {
+      task_row_sums<XT, B, CAST>(p, s, t, acc);
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
   }
   __syncthreads();
-  // The block's row groups in order, into the first group's slot (read by this thread only).
   for (int k = q; k < vectors * 8; k += static_cast<int>(blockDim.x)) {
     const int e = k & 7;
     const int v = k >> 3;
@@ -290,8 +361,26 @@ __device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
     for (int g = 1; g < s.row_groups; ++g) sum += sums[column_slot(v + g * vectors, e)];
     sums[column_slot(v, e)] = sum;
   }
+}
+
+// dw of rc.vectors vectors of column cluster blockIdx.x / rc.cluster over the rows of cluster
+// block k = blockIdx.x % rc.cluster (CTA k of a column cluster of s.clusters CTAs): thread q's
+// task (row group q / vectors at vector q % vectors) sums its rows in row order from +0, the
+// block's row groups are added in order (column_block_sums), then the cluster's CTAs add the
+// blocks' sums of their share of the outputs in cluster order from every CTA's shared memory,
+// rounded once: the additions of column_cta_dw, each CTA reading its cluster block's rows only (in
+// whole lines of a row where a cluster has 8 vectors or more). `sums`: shared memory of
+// kSmallBackwardMaxBlock * 8 doubles. Every thread of the cluster calls it.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
+                                                  const SmallBackwardShape& s,
+                                                  const RowColumnShape& rc, double* sums) {
+  column_block_sums<XT, B, CAST, false>(p, s, rc, sums, nullptr);
   cluster_sync();
   // The blocks in cluster order, rounded once; the outputs spread over the cluster's CTAs.
+  const int vectors = rc.vectors;
+  const int q = static_cast<int>(threadIdx.x);
+  const int nv = static_cast<int>(p.hidden / 8);
   const int cta = static_cast<int>(blockIdx.x);
   const int stride = static_cast<int>(blockDim.x) * s.clusters;
   for (int k = cta % rc.cluster * static_cast<int>(blockDim.x) + q; k < vectors * 8;
@@ -314,6 +403,63 @@ __device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
   cluster_wait();
 }
 
+// Slots a wide column cluster's CTA receives its peers' block sums in: vector v of the cluster's
+// is folded by CTA v % cluster, so a CTA folds at most ceil(vectors / cluster) vectors, eight
+// sums of each block (row_column_wide_batch: vectors <= kRowColumnWideMaxVectors).
+constexpr int kColumnClusterRecvSlots = (kRowColumnWideMaxVectors + kSmallMaxClusters - 1) * 8;
+
+// column_cluster_dw for the wide instance (CTAs of at most kRowColumnMinBlock threads), its task
+// rows staged (staged_task_row_sums) and its blocks' sums pushed instead of read: after the
+// block's row groups are added, two sums a thread go with st.async into the shared memory of the
+// CTA that folds their vector (vector v: CTA v % cluster; its block b's sums of the vector's jth
+// at recv[(j * cluster + b) * 8 + e]), completing bytes of that CTA's barrier; each CTA waits for
+// its own vectors' sums only, no cluster-wide memory barrier, no reads of another CTA's shared
+// memory. The same additions. `recv`: kColumnClusterRecvSlots doubles, `bar` an mbarrier.
+template <typename XT, int B, bool CAST>
+__device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
+                                                       const SmallBackwardShape& s,
+                                                       const RowColumnShape& rc, double* sums,
+                                                       double* recv, uint64_t* bar,
+                                                       uint4* stage) {
+  const int cluster = rc.cluster;
+  const int cta = static_cast<int>(blockIdx.x);
+  const int rank = cta % cluster;
+  const int owned = rank < rc.vectors ? (rc.vectors - rank + cluster - 1) / cluster : 0;
+  const uint32_t local_bar = shared_address(bar);
+  if (threadIdx.x == 0) {
+    barrier_init(local_bar, 1);
+    barrier_init_fence();
+    barrier_arrive_expect(local_bar, static_cast<uint32_t>(owned * cluster * 64));
+  }
+  cluster_arrive_relaxed();  // the barrier published before any peer's push; waited on below
+  column_block_sums<XT, B, CAST, true>(p, s, rc, sums, stage);
+  __syncthreads();
+  cluster_wait();  // every peer's barrier is initialised
+  const int q = static_cast<int>(threadIdx.x);
+  for (int k = q; k < rc.vectors * 4; k += static_cast<int>(blockDim.x)) {
+    const int v = k >> 2;
+    const int e = (k & 3) * 2;
+    const int owner = v % cluster;
+    const uint32_t dst = cluster_address(
+        shared_address(&recv[(v / cluster * cluster + rank) * 8 + e]), static_cast<uint32_t>(owner));
+    store_remote(dst, sums[column_slot(v, e)], sums[column_slot(v, e + 1)],
+                 cluster_address(local_bar, static_cast<uint32_t>(owner)));
+  }
+  barrier_wait(local_bar, 0);
+  const int nv = static_cast<int>(p.hidden / 8);
+  for (int k = q; k < owned * 8; k += static_cast<int>(blockDim.x)) {
+    const int e = k & 7;
+    const int j = k >> 3;
+    const int vector = cta / cluster * rc.vectors + j * cluster + rank;
+    if (vector < nv) {
+      const double* first = &recv[j * cluster * 8 + e];
+      double sum = first[0];
+      for (int b = 1; b < cluster; ++b) sum += first[b * 8];
+      p.dw[static_cast<int64_t>(vector) * 8 + e] = static_cast<float>(sum);
+    }
+  }
+}
+
 // Column CTAs [0, rc.column_ctas) write dw of their vectors, the row CTAs after them dx of their
 // rows (see the file comment): the column CTAs first, so that they start first (512 x 4096 12.02
 // -> 8.48 us, 256 x 8192 12.13 -> 9.79, H200, cold L2: past one wave of CTAs the column CTAs
@@ -330,8 +476,14 @@ __global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock :
                                   B > kSmallBackwardBatch ? 4 : 1)
     backward_row_column_kernel(const BackwardParams p, const SmallBackwardShape s,
                                const RowColumnShape rc) {
-  __shared__ double sums[kSmallBackwardMaxBlock * 8];
-  __shared__ float partials[32];
+  constexpr bool kWide = B > kSmallBackwardBatch;  // CTAs of at most kRowColumnMinBlock threads
+  // 45 KB in the wide instance (8 KB of task sums, 4.4 KB of peers' block sums, 32 KB of staged
+  // rows), 32 KB in the others.
+  __shared__ __align__(16) double sums[(kWide ? kRowColumnMinBlock : kSmallBackwardMaxBlock) * 8];
+  __shared__ __align__(16) double recv[kWide ? kColumnClusterRecvSlots : 2];
+  __shared__ uint4 stage[kWide ? 2 * kRowColumnStagedRows * kRowColumnMinBlock : 1];
+  __shared__ uint64_t bar;
+  float* partials = reinterpret_cast<float*>(sums);  // the row CTAs' (no column work there)
   const int cta = static_cast<int>(blockIdx.x);
   if (cta >= rc.column_ctas) {
     const int group = static_cast<int>(threadIdx.x) / s.tpr;
@@ -342,7 +494,13 @@ __global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock :
   }
   const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
   if constexpr (CLUSTERED) {
-    if (cast) {
+    if constexpr (kWide) {
+      if (cast) {
+        wide_column_cluster_dw<XT, B, true>(p, s, rc, sums, recv, &bar, stage);
+      } else {
+        wide_column_cluster_dw<XT, B, false>(p, s, rc, sums, recv, &bar, stage);
+      }
+    } else if (cast) {
       column_cluster_dw<XT, B, true>(p, s, rc, sums);
     } else {
       column_cluster_dw<XT, B, false>(p, s, rc, sums);

@@ -312,13 +312,21 @@ inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows
 
 // Column clusters of CTAs of at most kRowColumnMinBlock threads load up to kRowColumnWideBatch rows
 // of a task at once where its row groups have more rows than kSmallBackwardBatch (an instance
-// bounded at kRowColumnMinBlock threads: 122 registers without a spill at sm_90a, four CTAs an
-// SM; 12 rows spilled 64 bytes, 16 rows 1000). A launch choice: the same additions in the same
-// order, so the same bits.
+// bounded at kRowColumnMinBlock threads: 126-128 registers without a spill at sm_90a, four CTAs
+// an SM; 12 rows in registers spilled 64 bytes, 16 rows 1000), and with each such batch the next
+// kRowColumnStagedRows rows go to shared memory (cp.async) and are added after it: one memory
+// round trip for up to 16 rows (1536 x 256's tasks have 12, 2048 x 256's 16). A launch choice:
+// the same additions in the same order, so the same bits.
 constexpr int kRowColumnWideBatch = 8;
+constexpr int kRowColumnStagedRows = 8;
+// The wide instance's CTAs fold at most ceil(kRowColumnWideMaxVectors / cluster) vectors of their
+// cluster's (its shared memory for the peers' block sums). Its calls have more than
+// kSmallBackwardBatch rows a group, so (rows of at most kRowColumnMinBlock threads) at least 13
+// row groups, so at most 9 vectors a cluster: the bound never declines a call.
+constexpr int kRowColumnWideMaxVectors = 64;
 inline bool row_column_wide_batch(const SmallBackwardShape& s, const RowColumnShape& rc) {
   return rc.cluster > 1 && rc.block <= kRowColumnMinBlock &&
-         s.rows_per_group > kSmallBackwardBatch;
+         s.rows_per_group > kSmallBackwardBatch && rc.vectors <= kRowColumnWideMaxVectors;
 }
 
 // Whether a small-batch call of `rows` rows runs in row and column CTAs: from kRowColumnMinRows
