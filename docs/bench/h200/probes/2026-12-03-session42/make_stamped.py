@@ -40,8 +40,8 @@ def after(anchor: str, text: str) -> None:
     src = src.replace(anchor, anchor + text)
 
 
-after("  float* partials = reinterpret_cast<float*>(sums);  // the row CTAs' (no column work there)\n",
-      "  MEK_STAMP(0);\n")
+after("  float* partials = reinterpret_cast<float*>(sums);"
+      "  // the row CTAs' (no column work there)\n", "  MEK_STAMP(0);\n")
 after("    row_cta_dx<XT, WT, RESIDUAL>(p, s, row, row < p.rows, group, j, partials);\n",
       "    MEK_STAMP(7);\n")
 after("    add_column_rows<XT, B, CAST>(rows, acc);\n    if (staged) {\n", "")
