@@ -12,7 +12,7 @@
 //   of (rows, hidden) only. Either each column CTA owns a few vectors of every row, or (tall
 //   calls, row_column_clusters) the column CTAs run in clusters of a CTA a cluster block, each
 //   over its block's rows of the cluster's vectors, and the blocks' sums meet in distributed
-//   shared memory.
+//   shared memory (read by the CTAs that fold them, or, in the wide instance, pushed to them).
 // * row CTAs hold whole rows, a row group of tpr threads each (one vector a thread), and reduce a
 //   row within the CTA as the one-row kernel does (backward_one_row.cuh): the same first-level
 //   warp butterflies, the same second-level butterfly over the warp partials, then dx_vector. So
