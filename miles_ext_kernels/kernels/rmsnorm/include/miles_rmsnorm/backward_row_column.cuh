@@ -155,15 +155,25 @@ __device__ __forceinline__ void hold_together(ColumnRows<B>& rows, uint32_t zero
   rows.r[0] = __uint_as_float(__float_as_uint(rows.r[0]) | (all & zero));
 }
 
+// Rows t.first + n0 ... (B of them) of task t: their indices (row 0 for a row past the task's end)
+// and their offsets in g and x.
+template <int B>
+__device__ __forceinline__ void task_row_offsets(const BackwardParams& p, const ColumnTask& t,
+                                                 int n0, bool per_head, int (&at)[B],
+                                                 int64_t (&og)[B], int64_t (&ox)[B]) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
+  int64_t oh[B];
+  batch_offsets<B>(p, at, per_head, false, og, ox, oh);
+}
+
 template <typename XT, int B>
 __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
                                                  int n0, bool per_head, ColumnRows<B>& rows) {
   const int jj = t.live ? t.vector : 0;
   int at[B];
-#pragma unroll
-  for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
-  int64_t og[B], ox[B], oh[B];
-  batch_offsets<B>(p, at, per_head, false, og, ox, oh);
+  int64_t og[B], ox[B];
+  task_row_offsets<B>(p, t, n0, per_head, at, og, ox);
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     rows.r[i] = __ldg(p.rstd + at[i]);
@@ -221,10 +231,8 @@ __device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const
                                                   float (&r)[S]) {
   const int jj = t.live ? t.vector : 0;
   int at[S];
-#pragma unroll
-  for (int i = 0; i < S; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
-  int64_t og[S], ox[S], oh[S];
-  batch_offsets<S>(p, at, per_head, false, og, ox, oh);
+  int64_t og[S], ox[S];
+  task_row_offsets<S>(p, t, n0, per_head, at, og, ox);
   uint4* slots = stage + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < S; ++i) {
