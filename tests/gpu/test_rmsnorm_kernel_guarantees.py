@@ -901,8 +901,8 @@ ROW_COLUMN_SHAPES = [(2, 64), (37, 64), (16, 256), (100, 256), (7, 512), (64, 51
 # 16 vectors, four or three each; H 4096-8192, 250 rows and CTAs of 768 and 1024 threads, 85
 # vectors over eight CTAs).
 COLUMN_CLUSTER_SHAPES = [(1000, 128), (512, 256), (640, 256), (1024, 256), (1536, 256),
-                         (2048, 256), (509, 512), (512, 1024), (64, 256), (40, 1024), (96, 4096),
-                         (64, 8192), (192, 6144), (250, 8192)]
+                         (2048, 256), (509, 512), (1536, 512), (512, 1024), (768, 1024), (64, 256),
+                         (40, 1024), (96, 4096), (64, 8192), (192, 6144), (250, 8192)]
 ROW_COLUMN_CONTRACTS = ["default", "residual_cast", "fp32_w", "fp16_zero_centered", "per_head"]
 
 
@@ -983,25 +983,27 @@ def test_column_ctas_alone_or_in_clusters_keep_the_bits(monkeypatch, rows, hidde
     _assert_row_column_bits(monkeypatch, rows, hidden, contract, env)
 
 
-def _column_clusters_ran(call) -> tuple[bool, int]:
-    """Whether ``call()`` ran the row-and-column kernel with its column CTAs in clusters (its last
-    template argument, CLUSTERED), and the rows its column tasks load at once (B)."""
+def _column_clusters_ran(call) -> tuple[bool, int, int]:
+    """Whether ``call()`` ran the row-and-column kernel with its column CTAs in clusters (its
+    template argument CLUSTERED), the rows its column tasks load at once (B) and the column tasks
+    a vector (SPLIT): the kernel's template arguments <XT, WT, B, RESIDUAL, CLUSTERED, SPLIT>."""
     names = [n for n in _kernels_launched(call) if "backward_row_column_kernel" in n]
     assert len(names) == 1, names
     args = re.search(r"backward_row_column_kernel<([^()]*)>", names[0])
     assert args is not None, names[0]
-    *_, batch, _, clustered = (a.strip() for a in args.group(1).split(","))
-    return clustered == "true", int(batch)
+    _, _, batch, _, clustered, split = (a.strip() for a in args.group(1).split(","))
+    return clustered == "true", int(batch), int(split)
 
 
 @pytest.mark.parametrize(("rows", "hidden"), [(511, 256), (512, 256), (1024, 128), (1024, 256),
                                            (512, 512), (512, 1024), (256, 1024), (512, 2048),
-                                           (64, 256), (256, 8192)])
+                                           (64, 256), (256, 8192), (1536, 512), (768, 1024)])
 def test_column_clusters_run_where_the_rule_says(monkeypatch, rows, hidden):
     """The column CTAs run in clusters where row_column_clusters_default (mirrored by spec) puts
     them and wherever MILES_EXT_KERNELS_COLUMN_CLUSTERS=1 forces them (a call of several cluster
     blocks), alone elsewhere and where it is 0; their tasks load ROW_COLUMN_WIDE_BATCH rows at once
-    exactly where row_column_wide_batch says."""
+    exactly where row_column_wide_batch says, and split each vector over the tasks
+    row_column_shape's ``split`` says (the wide instance's only)."""
     if not _has_clusters():
         pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden)
@@ -1015,13 +1017,15 @@ def test_column_clusters_run_where_the_rule_says(monkeypatch, rows, hidden):
             monkeypatch.delenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS", raising=False)
         else:
             monkeypatch.setenv("MILES_EXT_KERNELS_COLUMN_CLUSTERS", mode)
-        ran, batch = _column_clusters_ran(call)
-        want = rmsnorm_spec.row_column_shape(rows, hidden, clustered)["cluster"] > 1
-        assert ran == want, mode
+        ran, batch, split = _column_clusters_ran(call)
+        shape = rmsnorm_spec.row_column_shape(rows, hidden, clustered)
+        assert ran == (shape["cluster"] > 1), mode
         wide = rmsnorm_spec.row_column_wide_batch(rows, hidden, clustered)
         assert (batch == rmsnorm_spec.ROW_COLUMN_WIDE_BATCH) == wide, (mode, batch)
+        assert split == (shape["split"] if wide else 1), (mode, split)
         monkeypatch.setenv("MILES_EXT_KERNELS_WIDE_BATCH", "0")
-        assert _column_clusters_ran(call)[1] <= rmsnorm_spec.SMALL_BATCH, mode
+        _, batch, split = _column_clusters_ran(call)
+        assert batch <= rmsnorm_spec.SMALL_BATCH and split == 1, mode
         monkeypatch.delenv("MILES_EXT_KERNELS_WIDE_BATCH")
 
 

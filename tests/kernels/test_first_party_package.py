@@ -94,9 +94,9 @@ int main() {
       const bool modes[] = {clustered, false, true};
       for (bool forced : modes) {
         const RowColumnShape rc = row_column_shape(s, rows, h, forced);
-        std::printf(" %d %d %d %d %d %d %d %d %d", row_column_default(rows), clustered,
+        std::printf(" %d %d %d %d %d %d %d %d %d %d", row_column_default(rows), clustered,
                     rc.rows_per_cta, rc.row_ctas, rc.vectors, rc.column_ctas, rc.block,
-                    rc.cluster, row_column_wide_batch(s, rc));
+                    rc.cluster, rc.split, row_column_wide_batch(s, rc));
       }
     }
     std::printf("\n");
@@ -266,7 +266,12 @@ def test_row_and_column_ctas_cover_every_row_and_vector_once():
                 assert (rc["row_ctas"] - cluster) * rc["rows_per_cta"] < rows <= (
                     rc["row_ctas"] * rc["rows_per_cta"])
                 blocks_a_cta = s["clusters"] if cluster == 1 else 1
-                tasks = blocks_a_cta * s["row_groups"] * rc["vectors"]
+                assert rc["split"] in (1, SPEC.ROW_COLUMN_WIDE_SPLIT)
+                if rc["split"] > 1:  # only the wide instance's tasks split a vector, up to H 512
+                    assert SPEC.row_column_wide_batch(rows, hidden, clustered)
+                    assert hidden <= SPEC.ROW_COLUMN_WIDE_SPLIT_MAX_HIDDEN
+                    assert 8 % rc["split"] == 0
+                tasks = blocks_a_cta * s["row_groups"] * rc["vectors"] * rc["split"]
                 assert rc["vectors"] >= 1 and tasks <= min(rc["block"], SPEC.SMALL_MAX_BLOCK)
                 column_groups = rc["column_ctas"] // cluster
                 assert (column_groups - 1) * rc["vectors"] < hidden // 8 <= (
@@ -392,20 +397,21 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             assert block == SPEC.backward_chunk_block(SPEC.backward_config(int(hidden)), rows)
             continue
         if kind == "rowcol":  # the row and column CTAs: where they run, and their launch
-            rc_keys = ("rows_per_cta", "row_ctas", "vectors", "column_ctas", "block", "cluster")
+            rc_keys = ("rows_per_cta", "row_ctas", "vectors", "column_ctas", "block", "cluster",
+                       "split")
             values = list(map(int, numbers))
             at = 0
             for rows in (1, 7, 8, 16, 17, 32, 64, 96, 192, 193, 256, 511, 512, 1536):
                 for clustered in (None, False, True):  # the default, then forced off and on
-                    default, clusters_default, *shape, wide = values[at:at + 9]
-                    at += 9
+                    default, clusters_default, *shape, wide = values[at:at + 10]
+                    at += 10
                     assert default == int(SPEC.row_column_default(rows)), (line, rows)
                     assert clusters_default == int(
                         SPEC.row_column_clusters_default(rows, int(hidden))), (line, rows)
                     want = SPEC.row_column_shape(rows, int(hidden), clustered)
                     assert dict(zip(rc_keys, shape, strict=True)) == want, (line, rows)
                     assert wide == int(SPEC.row_column_wide_batch(rows, int(hidden), clustered))
-            assert len(values) == at == 14 * 3 * 9, line
+            assert len(values) == at == 14 * 3 * 10, line
             continue
         if kind == "small":  # the 16-CTA cluster and the portable one
             rows, cap, *numbers = numbers

@@ -184,6 +184,11 @@ COLUMN_CLUSTER_MAX_HIDDEN = 1024
 # kRowColumnWideMaxVectors).
 ROW_COLUMN_WIDE_BATCH = 8
 ROW_COLUMN_WIDE_MAX_VECTORS = 64
+# Up to ROW_COLUMN_WIDE_SPLIT_MAX_HIDDEN the wide instance's column tasks take 8 /
+# ROW_COLUMN_WIDE_SPLIT elements of a vector (config.h, kRowColumnWideSplit,
+# kRowColumnWideSplitMaxHidden).
+ROW_COLUMN_WIDE_SPLIT = 2
+ROW_COLUMN_WIDE_SPLIT_MAX_HIDDEN = 512
 
 
 def _pow2_ceil(value: int) -> int:
@@ -479,6 +484,10 @@ def small_backward_shape(rows: int, hidden: int,
             "block": row_groups * width}
 
 
+def _row_column_wide_tasks(s: dict[str, int], block: int, cluster: int) -> bool:
+    return cluster > 1 and block <= ROW_COLUMN_MIN_BLOCK and s["rows_per_group"] > SMALL_BATCH
+
+
 def row_column_clusters_default(rows: int, hidden: int) -> bool:
     """Whether a row-and-column call's column CTAs run in clusters by default (mirrors config.h's
     ``row_column_clusters_default``): several cluster blocks, from COLUMN_CLUSTER_MIN_ROWS rows, up
@@ -492,9 +501,11 @@ def row_column_shape(rows: int, hidden: int, clustered: bool | None = None) -> d
 
     Row CTAs hold ``rows_per_cta`` whole rows (``row_ctas`` of them, whole clusters); each column
     CTA sums dw over ``vectors`` vectors in ``small_backward_shape``'s order, one task (a row
-    group of a cluster block at one vector) a thread: over every row where ``cluster`` is 1, else
-    in clusters of ``cluster`` CTAs, CTA k of a cluster over cluster block k's rows. Every CTA has
-    ``block`` threads. ``clustered``: the column clusters forced on or off (None: the default).
+    group of a cluster block at one vector, or at 8 / ROW_COLUMN_WIDE_SPLIT elements of one in the
+    wide instance up to ROW_COLUMN_WIDE_SPLIT_MAX_HIDDEN: ``split`` tasks a vector) a thread:
+    over every row where ``cluster`` is 1, else in clusters of ``cluster`` CTAs, CTA k of a
+    cluster over cluster block k's rows. Every CTA has ``block`` threads. ``clustered``: the
+    column clusters forced on or off (None: the default).
     """
     s = small_backward_shape(rows, hidden)
     if clustered is None:
@@ -504,14 +515,16 @@ def row_column_shape(rows: int, hidden: int, clustered: bool | None = None) -> d
     threads = min(block, SMALL_MAX_BLOCK)
     nv = hidden // 8
     cluster = s["clusters"] if clustered and s["clusters"] > 1 else 1
+    wide = _row_column_wide_tasks(s, block, cluster)
+    split = ROW_COLUMN_WIDE_SPLIT if wide and hidden <= ROW_COLUMN_WIDE_SPLIT_MAX_HIDDEN else 1
     if cluster > 1:
-        vectors = min(threads // s["row_groups"], nv)
+        vectors = min(threads // (s["row_groups"] * split), nv)
     else:
         vectors = threads // (s["clusters"] * s["row_groups"])
     row_ctas = -(-rows // rows_per_cta)
     return {"rows_per_cta": rows_per_cta, "row_ctas": -(-row_ctas // cluster) * cluster,
             "vectors": vectors, "column_ctas": -(-nv // vectors) * cluster, "block": block,
-            "cluster": cluster}
+            "cluster": cluster, "split": split}
 
 
 def row_column_wide_batch(rows: int, hidden: int, clustered: bool | None = None) -> bool:
@@ -522,8 +535,8 @@ def row_column_wide_batch(rows: int, hidden: int, clustered: bool | None = None)
     the default)."""
     s = small_backward_shape(rows, hidden)
     rc = row_column_shape(rows, hidden, clustered)
-    return (rc["cluster"] > 1 and rc["block"] <= ROW_COLUMN_MIN_BLOCK
-            and s["rows_per_group"] > SMALL_BATCH and rc["vectors"] <= ROW_COLUMN_WIDE_MAX_VECTORS)
+    return (_row_column_wide_tasks(s, rc["block"], rc["cluster"])
+            and rc["vectors"] <= ROW_COLUMN_WIDE_MAX_VECTORS)
 
 
 def row_column_default(rows: int) -> bool:

@@ -79,10 +79,16 @@ struct SmallLaunch {
     if (rc.cluster > 1) {
       // Column clusters of the smallest CTAs take a task's rows up to kRowColumnWideBatch at once
       // (the instance bounded at kRowColumnMinBlock threads, more registers a thread).
+      // (The wide instance's tasks split its vectors where rc.split says: an instance each.)
       if (miles_rmsnorm::row_column_wide(shape, rc)) {
-        return launch_column_clusters<XT, WT, miles_rmsnorm::kRowColumnWideBatch, RESIDUAL>(rc);
+        constexpr int kWide = miles_rmsnorm::kRowColumnWideBatch;
+        if (rc.split == miles_rmsnorm::kRowColumnWideSplit) {
+          return launch_column_clusters<XT, WT, kWide, RESIDUAL,
+                                        miles_rmsnorm::kRowColumnWideSplit>(rc);
+        }
+        return launch_column_clusters<XT, WT, kWide, RESIDUAL, 1>(rc);
       }
-      return launch_column_clusters<XT, WT, B, RESIDUAL>(rc);
+      return launch_column_clusters<XT, WT, B, RESIDUAL, 1>(rc);
     }
     const unsigned int grid = static_cast<unsigned int>(rc.row_ctas + rc.column_ctas);
     miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL, false>
@@ -90,9 +96,9 @@ struct SmallLaunch {
     return cudaGetLastError();
   }
 
-  template <typename XT, typename WT, int B, bool RESIDUAL>
+  template <typename XT, typename WT, int B, bool RESIDUAL, int SPLIT>
   cudaError_t launch_column_clusters(const miles_rmsnorm::RowColumnShape& rc) const {
-    auto kernel = miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL, true>;
+    auto kernel = miles_rmsnorm::backward_row_column_kernel<XT, WT, B, RESIDUAL, true, SPLIT>;
     const unsigned int grid = static_cast<unsigned int>(rc.row_ctas + rc.column_ctas);
     miles_rmsnorm::OneDimLaunch launch(grid, static_cast<unsigned int>(rc.block), 0, stream);
     launch.cluster(static_cast<unsigned int>(rc.cluster));

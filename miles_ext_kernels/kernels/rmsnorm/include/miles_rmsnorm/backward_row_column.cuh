@@ -12,7 +12,8 @@
 //   of (rows, hidden) only. Either each column CTA owns a few vectors of every row, or (tall
 //   calls, row_column_clusters) the column CTAs run in clusters of a CTA a cluster block, each
 //   over its block's rows of the cluster's vectors, and the blocks' sums meet in distributed
-//   shared memory (read by the CTAs that fold them, or, in the wide instance, pushed to them).
+//   shared memory (read by the CTAs that fold them, or, in the wide instance, pushed to them;
+//   the wide instance also splits each vector over rc.split tasks up to H 512).
 // * row CTAs hold whole rows, a row group of tpr threads each (one vector a thread), and reduce a
 //   row within the CTA as the one-row kernel does (backward_one_row.cuh): the same first-level
 //   warp butterflies, the same second-level butterfly over the warp partials, then dx_vector. So
@@ -104,18 +105,19 @@ __device__ __forceinline__ void row_cta_dx(const BackwardParams& p, const SmallB
 }
 
 // One task of a column CTA: row group `group` of cluster block `block`'s rows (rows [first,
-// end)) at vector `vector` of the row (`live`: a vector of the row). Task q: vector q % vectors
-// of the CTA's, then the row groups, then the cluster blocks.
+// end)) at piece `piece` of the row (`live`: a piece of the row). A piece is a vector, or in the
+// wide instance a part of one (kRowColumnWideSplit parts, TaskPiece). Task q: piece q % pieces of
+// the CTA's, then the row groups, then the cluster blocks.
 struct ColumnTask {
   int first;
   int end;
-  int vector;
+  int piece;
   bool live;
 };
 
-__device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, int first_vector,
-                                                  int vectors, int q, int rows, int nv) {
-  const int rest = q / vectors;
+__device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, int first_piece,
+                                                  int pieces, int q, int rows, int row_pieces) {
+  const int rest = q / pieces;
   const int group = rest % s.row_groups;
   const int block = rest / s.row_groups;
   ColumnTask t;
@@ -123,19 +125,40 @@ __device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, i
   const int block_end = (block + 1) * s.rows_per_cluster < rows
                             ? (block + 1) * s.rows_per_cluster : rows;
   t.end = t.first + s.rows_per_group < block_end ? t.first + s.rows_per_group : block_end;
-  t.vector = first_vector + q % vectors;
-  t.live = t.vector < nv;
+  t.piece = first_piece + q % pieces;
+  t.live = t.piece < row_pieces;
   return t;
+}
+
+// The registers of one piece of a row for a column task whose pieces are 8 / SPLIT elements of a
+// 16-bit type: uint4 (a vector) or uint2 (half of one; four a vector measured slower, step 78).
+template <int SPLIT>
+struct TaskPiece;
+template <>
+struct TaskPiece<1> {
+  using type = uint4;
+};
+template <>
+struct TaskPiece<2> {
+  using type = uint2;
+};
+
+// A piece's words, padded with zeros to a vector's (widen reads its first elements).
+template <typename V>
+__device__ __forceinline__ uint4 piece_words(const V& v) {
+  uint4 u = make_uint4(0u, 0u, 0u, 0u);
+  memcpy(&u, &v, sizeof(V));
+  return u;
 }
 
 // B rows of a task from row t.first + n0: g, x and rstd, all loads issued before any use (a vector
 // past the row's reads vector 0). A row past the task's end holds zeros: its exact product is +0,
 // and adding +0 to a sum from +0 keeps its bits (round to nearest gives -0 only for -0 + -0, so
 // such a sum is never -0), where a select of every sum cost two instructions an element.
-template <int B>
+template <int B, typename V = uint4>
 struct ColumnRows {
-  uint4 g[B];
-  uint4 x[B];
+  V g[B];
+  V x[B];
   float r[B];
 };
 
@@ -144,66 +167,95 @@ struct ColumnRows {
 // them first; sm_90a, a 12-row batch). The first row's rstd takes an OR with a value of every
 // loaded word, masked by `zero` (0 at run time, which the compiler cannot see): the same bits, and
 // no addition can start before the last load has returned.
-template <int B>
-__device__ __forceinline__ void hold_together(ColumnRows<B>& rows, uint32_t zero) {
+template <int B, typename V>
+__device__ __forceinline__ void hold_together(ColumnRows<B, V>& rows, uint32_t zero) {
   uint32_t all = 0;
 #pragma unroll
   for (int i = 0; i < B; ++i) {
-    all ^= rows.g[i].x ^ rows.g[i].y ^ rows.g[i].z ^ rows.g[i].w;
-    all ^= rows.x[i].x ^ rows.x[i].y ^ rows.x[i].z ^ rows.x[i].w ^ __float_as_uint(rows.r[i]);
+    const uint4 g = piece_words(rows.g[i]);
+    const uint4 x = piece_words(rows.x[i]);
+    all ^= g.x ^ g.y ^ g.z ^ g.w ^ x.x ^ x.y ^ x.z ^ x.w ^ __float_as_uint(rows.r[i]);
   }
   rows.r[0] = __uint_as_float(__float_as_uint(rows.r[0]) | (all & zero));
 }
 
 // Rows t.first + n0 ... (B of them) of task t: their indices (row 0 for a row past the task's end)
-// and their offsets in g and x.
+// and their offsets in g and x. Per-head views walk (token, head) from the first row: one division
+// a batch instead of one a row (each a chain of conversions and a reciprocal in front of the
+// row's loads).
 template <int B>
 __device__ __forceinline__ void task_row_offsets(const BackwardParams& p, const ColumnTask& t,
                                                  int n0, bool per_head, int (&at)[B],
                                                  int64_t (&og)[B], int64_t (&ox)[B]) {
+  const int first = t.first + n0;
 #pragma unroll
-  for (int i = 0; i < B; ++i) at[i] = t.first + n0 + i < t.end ? t.first + n0 + i : 0;
-  int64_t oh[B];
-  batch_offsets<B>(p, at, per_head, false, og, ox, oh);
+  for (int i = 0; i < B; ++i) at[i] = first + i < t.end ? first + i : 0;
+  if (!per_head) {
+    int64_t oh[B];
+    batch_offsets<B>(p, at, false, false, og, ox, oh);
+    return;
+  }
+  const uint32_t heads = static_cast<uint32_t>(p.heads);
+  uint32_t token = static_cast<uint32_t>(first) / heads;
+  uint32_t head = static_cast<uint32_t>(first) - token * heads;
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const bool valid = first + i < t.end;  // else row 0, at offset 0
+    og[i] = valid ? static_cast<int64_t>(token) * p.g_addr.stride +
+                        static_cast<int64_t>(head) * p.g_addr.head_stride : 0;
+    ox[i] = valid ? static_cast<int64_t>(token) * p.x_addr.stride +
+                        static_cast<int64_t>(head) * p.x_addr.head_stride : 0;
+    if (++head == heads) {
+      head = 0;
+      ++token;
+    }
+  }
 }
 
-template <typename XT, int B>
+template <typename XT, int B, typename V>
 __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
-                                                 int n0, bool per_head, ColumnRows<B>& rows) {
-  const int jj = t.live ? t.vector : 0;
+                                                 int n0, bool per_head, ColumnRows<B, V>& rows) {
+  constexpr int kElements = static_cast<int>(sizeof(V) / sizeof(XT));
+  const int jj = t.live ? t.piece : 0;
   int at[B];
   int64_t og[B], ox[B];
   task_row_offsets<B>(p, t, n0, per_head, at, og, ox);
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     rows.r[i] = __ldg(p.rstd + at[i]);
-    rows.g[i] = load_raw<XT>(static_cast<const XT*>(p.g) + og[i] + jj * 8);
-    rows.x[i] = load_raw<XT>(static_cast<const XT*>(p.x) + ox[i] + jj * 8);
+    rows.g[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.g) + og[i] +
+                                                 jj * kElements));
+    rows.x[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.x) + ox[i] +
+                                                 jj * kElements));
   }
   if constexpr (B > kSmallBackwardBatch) hold_together(rows, static_cast<uint32_t>(p.rows >> 31));
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     if (t.first + n0 + i >= t.end) {  // read row 0 (its rstd may be infinite): zeros instead
-      rows.g[i] = make_uint4(0u, 0u, 0u, 0u);
-      rows.x[i] = make_uint4(0u, 0u, 0u, 0u);
+      rows.g[i] = V{};
+      rows.x[i] = V{};
       rows.r[i] = 0.0f;
     }
   }
 }
 
-// The exact products of B rows of a task added into acc in row order: dx_vector's products
-// (dw_product) and FP64 additions (accumulate, product_scale), as the cluster kernel's dx pass adds
-// them. A row of zeros (past the task's end) adds +0.
-template <typename XT, int B, bool CAST>
-__device__ __forceinline__ void add_column_rows(const ColumnRows<B>& rows, double (&acc)[8]) {
+// The exact products of B rows of a task added into acc in row order (one sum an element of the
+// task's piece): dx_vector's products (dw_product) and FP64 additions (accumulate,
+// product_scale), as the cluster kernel's dx pass adds them. A row of zeros (past the task's end)
+// adds +0.
+template <typename XT, int B, bool CAST, typename V, int E>
+__device__ __forceinline__ void add_column_rows(const ColumnRows<B, V>& rows, double (&acc)[E]) {
+  static_assert(E == sizeof(V) / sizeof(XT), "one sum an element of the piece");
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     const float ri = rows.r[i];
     const double scale = product_scale<CAST, double>(ri);
+    const uint4 g = piece_words(rows.g[i]);
+    const uint4 x = piece_words(rows.x[i]);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float gk = widen<XT>(rows.g[i], e);
-      const float xk = widen<XT>(rows.x[i], e);
+    for (int e = 0; e < E; ++e) {
+      const float gk = widen<XT>(g, e);
+      const float xk = widen<XT>(x, e);
       accumulate(acc[e], dw_product<XT, CAST>(gk, xk, ri), scale);
     }
   }
@@ -224,59 +276,70 @@ __device__ __forceinline__ void task_row_sums(const BackwardParams& p, const Sma
 
 // Rows [n0, n0 + S) of task t copied into this thread's slots of `stage` with cp.async (row i's g
 // at stage[i * kRowColumnMinBlock + thread], its x S * kRowColumnMinBlock further: a warp's
-// vectors side by side), their rstd into r. A row past the task's end copies nothing (r: 0).
-template <typename XT, int S>
+// pieces side by side), their rstd into r. A row past the task's end copies nothing (r: 0).
+template <typename XT, int S, typename V>
 __device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const ColumnTask& t,
-                                                  int n0, bool per_head, uint4* stage,
+                                                  int n0, bool per_head, V* stage,
                                                   float (&r)[S]) {
-  const int jj = t.live ? t.vector : 0;
+  constexpr int kElements = static_cast<int>(sizeof(V) / sizeof(XT));
+  const int jj = t.live ? t.piece : 0;
   int at[S];
   int64_t og[S], ox[S];
   task_row_offsets<S>(p, t, n0, per_head, at, og, ox);
-  uint4* slots = stage + threadIdx.x;
+  V* slots = stage + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < S; ++i) {
     const bool valid = t.first + n0 + i < t.end;
     r[i] = valid ? __ldg(p.rstd + at[i]) : 0.0f;
     if (valid) {
-      cp_async16(slots + i * kRowColumnMinBlock, static_cast<const XT*>(p.g) + og[i] + jj * 8);
-      cp_async16(slots + (S + i) * kRowColumnMinBlock,
-                 static_cast<const XT*>(p.x) + ox[i] + jj * 8);
+      cp_async_bytes<sizeof(V)>(slots + i * kRowColumnMinBlock,
+                                static_cast<const XT*>(p.g) + og[i] + jj * kElements);
+      cp_async_bytes<sizeof(V)>(slots + (S + i) * kRowColumnMinBlock,
+                                static_cast<const XT*>(p.x) + ox[i] + jj * kElements);
     }
   }
   cp_async_commit();
 }
 
 // task_row_sums with one memory round trip for every B + S rows (the column clusters' wide
-// instance, CTAs of at most kRowColumnMinBlock threads): rows [n0 + B, n0 + B + S) go to shared
-// memory (stage_column_rows) as rows [n0, n0 + B) go to registers, and are added after them, each
-// staged row only where the task has it (adding nothing is adding +0). The same additions in the
-// same order, so the same sums. `stage`: 2 * S * kRowColumnMinBlock vectors.
-template <typename XT, int B, int S, bool CAST>
+// instance, CTAs of at most kRowColumnMinBlock threads), over pieces V of E elements: rows
+// [n0 + B, n0 + B + S) go to shared memory (stage_column_rows) as rows [n0, n0 + B) go to
+// registers, and are added after them, each staged row only where the task has it (adding nothing
+// is adding +0). The same additions in the same order, so the same sums. `stage`: 2 * S *
+// kRowColumnMinBlock pieces.
+template <typename XT, int B, int S, bool CAST, typename V, int E>
 __device__ __forceinline__ void staged_task_row_sums(const BackwardParams& p,
                                                      const SmallBackwardShape& s,
-                                                     const ColumnTask& t, uint4* stage,
-                                                     double (&acc)[8]) {
+                                                     const ColumnTask& t, V* stage,
+                                                     double (&acc)[E]) {
   const bool per_head = p.heads != 1;
 #pragma unroll
-  for (int e = 0; e < 8; ++e) acc[e] = 0.0;
+  for (int e = 0; e < E; ++e) acc[e] = 0.0;
   for (int n0 = 0; n0 < s.rows_per_group; n0 += B + S) {
     const bool staged = n0 + B < s.rows_per_group;
     float r[S];
     if (staged) stage_column_rows<XT, S>(p, t, n0 + B, per_head, stage, r);
-    ColumnRows<B> rows;
+    ColumnRows<B, V> rows;
     load_column_rows<XT, B>(p, t, n0, per_head, rows);
     add_column_rows<XT, B, CAST>(rows, acc);
     if (staged) {
       cp_async_wait_all();
-      const uint4* slots = stage + threadIdx.x;
+      const V* slots = stage + threadIdx.x;
+      ColumnRows<S, V> more;  // every staged slot read before the first test
+#pragma unroll
+      for (int i = 0; i < S; ++i) {
+        more.g[i] = slots[i * kRowColumnMinBlock];
+        more.x[i] = slots[(S + i) * kRowColumnMinBlock];
+        more.r[i] = r[i];
+      }
+      hold_together(more, static_cast<uint32_t>(p.rows >> 31));
 #pragma unroll
       for (int i = 0; i < S; ++i) {
         if (t.first + n0 + B + i < t.end) {
-          ColumnRows<1> row;
-          row.g[0] = slots[i * kRowColumnMinBlock];
-          row.x[0] = slots[(S + i) * kRowColumnMinBlock];
-          row.r[0] = r[i];
+          ColumnRows<1, V> row;
+          row.g[0] = more.g[i];
+          row.x[0] = more.x[i];
+          row.r[0] = more.r[i];
           add_column_rows<XT, 1, CAST>(row, acc);
         }
       }
@@ -335,31 +398,46 @@ __device__ __forceinline__ void column_cta_dw(const BackwardParams& p, const Sma
   }
 }
 
-// Task sums of a column cluster's CTA into `sums` (column_slot), each block's row groups then
-// added in order into the first group's slots (read by their thread only): block sums of the
-// CTA's vectors at sums[column_slot(v, e)]. STAGED: staged_task_row_sums. Every thread calls it.
-template <typename XT, int B, bool CAST, bool STAGED>
+// Task sums of a column cluster's CTA into `sums` (column_slot: a vector's eight sums where one
+// task of its row group takes the whole vector), each block's row groups then added in order into
+// the first group's slots (read by their thread only): block sums of the CTA's vectors at
+// sums[column_slot(v, e)]. STAGED (the wide instance): staged_task_row_sums, each vector split
+// over SPLIT tasks (rc.split: row_column_shape gives its CTAs that many times fewer vectors),
+// each summing its part's elements; the same additions for each element. Every thread calls it.
+template <typename XT, int B, bool CAST, bool STAGED, int SPLIT>
 __device__ __forceinline__ void column_block_sums(const BackwardParams& p,
                                                   const SmallBackwardShape& s,
                                                   const RowColumnShape& rc, double* sums,
-                                                  uint4* stage) {
+                                                  typename TaskPiece<SPLIT>::type* stage) {
+  static_assert(STAGED || SPLIT == 1, "split tasks are the wide instance's");
+  constexpr int kElements = 8 / SPLIT;
   // (Read from the parameters where used: held over the row loop they cost a spill.)
   const int vectors = rc.vectors;
   const int q = static_cast<int>(threadIdx.x);
-  const int tasks = s.row_groups * vectors;  // at most blockDim.x (config.h)
+  const int pieces = vectors * SPLIT;
+  const int tasks = s.row_groups * pieces;  // at most blockDim.x (config.h)
   if (q < tasks) {
     const int cta = static_cast<int>(blockIdx.x);
-    const ColumnTask t = column_task(s, cta / rc.cluster * vectors, vectors,
+    const ColumnTask t = column_task(s, cta / rc.cluster * pieces, pieces,
                                      cta % rc.cluster * tasks + q, static_cast<int>(p.rows),
-                                     static_cast<int>(p.hidden / 8));
-    double acc[8];
+                                     static_cast<int>(p.hidden / kElements));
+    double acc[kElements];
     if constexpr (STAGED) {
       staged_task_row_sums<XT, B, kRowColumnStagedRows, CAST>(p, s, t, stage, acc);
     } else {
       task_row_sums<XT, B, CAST>(p, s, t, acc);
     }
+    // Row group q / pieces at piece q % pieces: part piece % SPLIT of the vector task's sums.
+    int task = q;
+    int part = 0;
+    if constexpr (SPLIT > 1) {
+      const int group = q / pieces;
+      const int piece = q - group * pieces;
+      task = group * vectors + piece / SPLIT;
+      part = piece % SPLIT;
+    }
 #pragma unroll
-    for (int e = 0; e < 8; ++e) sums[column_slot(q, e)] = acc[e];
+    for (int e = 0; e < kElements; ++e) sums[column_slot(task, part * kElements + e)] = acc[e];
   }
   __syncthreads();
   for (int k = q; k < vectors * 8; k += static_cast<int>(blockDim.x)) {
@@ -383,7 +461,7 @@ template <typename XT, int B, bool CAST>
 __device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
                                                   const SmallBackwardShape& s,
                                                   const RowColumnShape& rc, double* sums) {
-  column_block_sums<XT, B, CAST, false>(p, s, rc, sums, nullptr);
+  column_block_sums<XT, B, CAST, false, 1>(p, s, rc, sums, nullptr);
   cluster_sync();
   // The blocks in cluster order, rounded once; the outputs spread over the cluster's CTAs.
   const int vectors = rc.vectors;
@@ -422,13 +500,14 @@ constexpr int kColumnClusterRecvSlots = (kRowColumnWideMaxVectors + kSmallMaxClu
 // CTA that folds their vector (vector v: CTA v % cluster; its block b's sums of the vector's jth
 // at recv[(j * cluster + b) * 8 + e]), completing bytes of that CTA's barrier; each CTA waits for
 // its own vectors' sums only, no cluster-wide memory barrier, no reads of another CTA's shared
-// memory. The same additions. `recv`: kColumnClusterRecvSlots doubles, `bar` an mbarrier.
-template <typename XT, int B, bool CAST>
+// memory. The same additions. SPLIT: column tasks a vector (column_block_sums). `recv`:
+// kColumnClusterRecvSlots doubles, `bar` an mbarrier, `stage` the staged rows' pieces.
+template <typename XT, int B, bool CAST, int SPLIT>
 __device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
                                                        const SmallBackwardShape& s,
                                                        const RowColumnShape& rc, double* sums,
                                                        double* recv, uint64_t* bar,
-                                                       uint4* stage) {
+                                                       typename TaskPiece<SPLIT>::type* stage) {
   const int cluster = rc.cluster;
   const int cta = static_cast<int>(blockIdx.x);
   const int rank = cta % cluster;
@@ -440,7 +519,7 @@ __device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
     barrier_arrive_expect(local_bar, static_cast<uint32_t>(owned * cluster * 64));
   }
   cluster_arrive_relaxed();  // the barrier published before any peer's push; waited on below
-  column_block_sums<XT, B, CAST, true>(p, s, rc, sums, stage);
+  column_block_sums<XT, B, CAST, true, SPLIT>(p, s, rc, sums, stage);
   __syncthreads();
   cluster_wait();  // every peer's barrier is initialised
   const int q = static_cast<int>(threadIdx.x);
@@ -478,8 +557,9 @@ __device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
 // has one or two, else four). The contract is read from the flags; RESIDUAL: the kResidual flag.
 // CTAs of up to 1024 threads (rows of H 4104-8192), two of 512 an SM: 64 registers a thread (a
 // task of four-row batches spills 80 bytes); batches wider than kSmallBackwardBatch
-// (row_column_wide_batch) run CTAs of at most kRowColumnMinBlock threads, four an SM.
-template <typename XT, typename WT, int B, bool RESIDUAL, bool CLUSTERED>
+// (row_column_wide_batch) run CTAs of at most kRowColumnMinBlock threads, four an SM. SPLIT: the
+// wide instance's column tasks a vector (rc.split: its pieces, TaskPiece), 1 elsewhere.
+template <typename XT, typename WT, int B, bool RESIDUAL, bool CLUSTERED, int SPLIT = 1>
 __global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock : 1024,
                                   B > kSmallBackwardBatch ? 4 : 1)
     backward_row_column_kernel(const BackwardParams p, const SmallBackwardShape s,
@@ -489,7 +569,8 @@ __global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock :
   // rows), 32 KB in the others.
   __shared__ __align__(16) double sums[(kWide ? kRowColumnMinBlock : kSmallBackwardMaxBlock) * 8];
   __shared__ __align__(16) double recv[kWide ? kColumnClusterRecvSlots : 2];
-  __shared__ uint4 stage[kWide ? 2 * kRowColumnStagedRows * kRowColumnMinBlock : 1];
+  __shared__ typename TaskPiece<SPLIT>::type
+      stage[kWide ? 2 * kRowColumnStagedRows * kRowColumnMinBlock : 1];
   __shared__ uint64_t bar;
   float* partials = reinterpret_cast<float*>(sums);  // the row CTAs' (no column work there)
   const int cta = static_cast<int>(blockIdx.x);
@@ -504,9 +585,9 @@ __global__ void __launch_bounds__(B > kSmallBackwardBatch ? kRowColumnMinBlock :
   if constexpr (CLUSTERED) {
     if constexpr (kWide) {
       if (cast) {
-        wide_column_cluster_dw<XT, B, true>(p, s, rc, sums, recv, &bar, stage);
+        wide_column_cluster_dw<XT, B, true, SPLIT>(p, s, rc, sums, recv, &bar, stage);
       } else {
-        wide_column_cluster_dw<XT, B, false>(p, s, rc, sums, recv, &bar, stage);
+        wide_column_cluster_dw<XT, B, false, SPLIT>(p, s, rc, sums, recv, &bar, stage);
       }
     } else if (cast) {
       column_cluster_dw<XT, B, true>(p, s, rc, sums);

@@ -265,6 +265,7 @@ struct RowColumnShape {
   int column_ctas;   // ceil(hidden / 8 / vectors) * cluster
   int block;         // threads of every CTA: rows_per_cta * tpr, at least kRowColumnMinBlock
   int cluster;       // CTAs of a column cluster: 1, or s.clusters
+  int split;         // column tasks a vector: 1, or kRowColumnWideSplit (row_column_task_split)
 };
 
 constexpr int kRowColumnMinBlock = 128;
@@ -284,13 +285,32 @@ inline bool row_column_clusters_default(const SmallBackwardShape& s, int64_t row
   return s.clusters > 1 && rows >= kColumnClusterMinRows && hidden <= kColumnClusterMaxHidden;
 }
 
+// The wide instance (row_column_wide_batch) up to kRowColumnWideSplitMaxHidden splits each vector
+// over kRowColumnWideSplit column tasks of 8 / kRowColumnWideSplit elements (the same additions
+// for each element, so the same bits): each thread converts and adds half the products, and its
+// column CTAs take half the vectors, twice as many of them (H200, kernel time with a cold L2,
+// docs/kernels.md step 78: the per-head view [64, 24 of 32, 256] 5.34 -> 4.61 us, 2048 x 256
+// 5.74 -> 4.90, 1536 x 512 5.95 -> 5.44). At H = 1024, where a task has 6-8 rows and the column
+// CTAs already number 128, the extra CTAs cost more (768 x 1024 5.34 -> 5.86, 1024 x 1024
+// 6.11 -> 6.88); four tasks a vector were 0.03-0.13 us slower than two at H 256-512.
+constexpr int kRowColumnWideSplit = 2;
+constexpr int64_t kRowColumnWideSplitMaxHidden = 512;
+inline bool row_column_wide_tasks(const SmallBackwardShape& s, int block, int cluster) {
+  return cluster > 1 && block <= kRowColumnMinBlock && s.rows_per_group > kSmallBackwardBatch;
+}
+// Column tasks a vector in a call of `hidden` whose shape takes the wide instance (`wide`).
+inline int row_column_task_split(bool wide, int64_t hidden) {
+  return wide && hidden <= kRowColumnWideSplitMaxHidden ? kRowColumnWideSplit : 1;
+}
+
 // The row and column CTAs of a call of `rows` rows whose small-batch shape is `s`, the column
 // CTAs in clusters where `clustered` (and the call has several cluster blocks). A column CTA
 // takes as many vectors as give each of its first min(block, kSmallBackwardMaxBlock) threads one
-// task: clusters x row groups tasks a vector alone, row groups tasks a vector in a cluster (at most
-// kSmallMaxClusters x kSmallBackwardMaxRowGroups = 128 = kRowColumnMinBlock, so at least one
-// vector a CTA and at most min(block, kSmallBackwardMaxBlock) tasks; a cluster at most the row's
-// vectors).
+// task: clusters x row groups tasks a vector alone, row groups tasks a vector in a cluster, or
+// row groups x kRowColumnWideSplit for the wide instance's (at most kSmallMaxClusters x
+// kSmallBackwardMaxRowGroups = 128 = kRowColumnMinBlock, and at most 16 row groups in a cluster,
+// so at least one vector a CTA and at most min(block, kSmallBackwardMaxBlock) tasks; a cluster at
+// most the row's vectors).
 inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows, int64_t hidden,
                                        bool clustered) {
   RowColumnShape rc;
@@ -299,8 +319,10 @@ inline RowColumnShape row_column_shape(const SmallBackwardShape& s, int64_t rows
   rc.cluster = clustered && s.clusters > 1 ? s.clusters : 1;
   const int threads = rc.block < kSmallBackwardMaxBlock ? rc.block : kSmallBackwardMaxBlock;
   const int nv = static_cast<int>(hidden / 8);
+  rc.split = row_column_task_split(row_column_wide_tasks(s, rc.block, rc.cluster), hidden);
   if (rc.cluster > 1) {
-    rc.vectors = threads / s.row_groups < nv ? threads / s.row_groups : nv;
+    const int vectors = threads / (s.row_groups * rc.split);
+    rc.vectors = vectors < nv ? vectors : nv;
   } else {
     rc.vectors = threads / (s.clusters * s.row_groups);
   }
@@ -325,8 +347,7 @@ constexpr int kRowColumnStagedRows = 8;
 // row groups, so at most 9 vectors a cluster: the bound never declines a call.
 constexpr int kRowColumnWideMaxVectors = 64;
 inline bool row_column_wide_batch(const SmallBackwardShape& s, const RowColumnShape& rc) {
-  return rc.cluster > 1 && rc.block <= kRowColumnMinBlock &&
-         s.rows_per_group > kSmallBackwardBatch && rc.vectors <= kRowColumnWideMaxVectors;
+  return row_column_wide_tasks(s, rc.block, rc.cluster) && rc.vectors <= kRowColumnWideMaxVectors;
 }
 
 // Whether a small-batch call of `rows` rows runs in row and column CTAs: from kRowColumnMinRows

@@ -401,6 +401,20 @@ __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src)
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src));
 }
 
+// cp.async of N bytes (4, 8 or 16): 16 as cp_async16 (bypassing L1), fewer through L1, the only
+// form cp.async has for them.
+template <int N>
+__device__ __forceinline__ void cp_async_bytes(void* smem_dst, const void* gmem_src) {
+  static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (N == 16) {
+    cp_async16(smem_dst, gmem_src);
+  } else {
+    const unsigned int dst = static_cast<unsigned int>(__cvta_generic_to_shared(smem_dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(gmem_src),
+                 "n"(N));
+  }
+}
+
 // cp_async16 with load_raw_keep's L2 evict_last policy: the row copies of the forward ring and of
 // the deterministic backward in large calls (their KEEP instances); on the H200 (docs/kernels.md,
 // step 74) 65536 x 12288 forward 813.7 -> 782.0 us, 65536 x 6144 backward 597.9 -> 582.3.
