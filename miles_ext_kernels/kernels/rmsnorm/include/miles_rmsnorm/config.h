@@ -291,10 +291,13 @@ inline bool row_column_clusters_default(const SmallBackwardShape& s, int64_t row
 // column CTAs take half the vectors, twice as many of them (H200, kernel time with a cold L2,
 // docs/kernels.md step 78: the per-head view [64, 24 of 32, 256] 5.34 -> 4.61 us, 2048 x 256
 // 5.74 -> 4.90, 1536 x 512 5.95 -> 5.44). At H = 1024, where a task has 6-8 rows and the column
-// CTAs already number 128, the extra CTAs cost more (768 x 1024 5.34 -> 5.86, 1024 x 1024
-// 6.11 -> 6.88); four tasks a vector were 0.03-0.13 us slower than two at H 256-512.
+// CTAs already number 128, the extra CTAs cost more than the shorter tasks save (against whole-
+// vector tasks: 768 x 1024 5.58 -> 5.86, 1024 x 1024 6.08-6.11 -> 6.88); four tasks a vector
+// were 0.03-0.13 us slower than two at H 256-512.
 constexpr int kRowColumnWideSplit = 2;
 constexpr int64_t kRowColumnWideSplitMaxHidden = 512;
+// Whether column clusters of `cluster` CTAs of `block` threads at shape `s` take the wide
+// instance's tasks (row_column_wide_batch, before its bound on the vectors).
 inline bool row_column_wide_tasks(const SmallBackwardShape& s, int block, int cluster) {
   return cluster > 1 && block <= kRowColumnMinBlock && s.rows_per_group > kSmallBackwardBatch;
 }
