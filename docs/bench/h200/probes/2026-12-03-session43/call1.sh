@@ -20,11 +20,6 @@ sweep /tmp/old A2; sweep . P2
 timeout -s KILL 200 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no \
   tests/gpu 2>&1 | tee $OUT/gpu_suite.log | tail -2
 echo "tests $(( $(date +%s) - t0 )) s"
-harness() { (cd $1 && timeout -s KILL 100 python3 -m benchmarks.rmsnorm --device cuda --only bwd \
-  --no-plots --no-host-overhead --rows 16,64 --hidden 256 --families per_head_strided \
-  --candidates ours --ours-backends first_party --out /tmp/harness_$2 > /tmp/harness_$2.log 2>&1 \
-  || tail -5 /tmp/harness_$2.log; cp /tmp/harness_$2/results.md $OUT/harness_$2.md)
-  echo "harness $2 $(( $(date +%s) - t0 )) s"; }
 harness /tmp/old A; harness . P
 grep -h "24 of 32\|per.head" $OUT/harness_*.md | head -8
 cat $OUT/stamps_P.txt | cut -c1-120

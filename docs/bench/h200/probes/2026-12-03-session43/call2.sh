@@ -15,11 +15,6 @@ sweep /tmp/old A; sweep . S2; sweep /tmp/s4 S4; sweep /tmp/old A2; sweep . S2b; 
 timeout -s KILL 200 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no \
   tests/gpu 2>&1 | tee $OUT/gpu_suite.log | tail -2
 echo "tests $(( $(date +%s) - t0 )) s"
-harness() { (cd $1 && timeout -s KILL 100 python3 -m benchmarks.rmsnorm --device cuda --only bwd \
-  --no-plots --no-host-overhead --rows 16,64 --hidden 256 --families per_head_strided \
-  --candidates ours --ours-backends first_party --out /tmp/harness_$2 > /tmp/harness_$2.log 2>&1 \
-  || tail -5 /tmp/harness_$2.log; cp /tmp/harness_$2/results.md $OUT/harness_$2.md)
-  echo "harness $2 $(( $(date +%s) - t0 )) s"; }
 harness /tmp/old A; harness . S2; harness /tmp/s4 S4
 grep -H "strided" $OUT/harness_*.md
 for n in A S2 S4; do echo "== $n"; cut -c1-110 $OUT/stamps_$n.txt; done

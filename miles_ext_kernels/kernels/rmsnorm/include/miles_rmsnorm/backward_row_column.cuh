@@ -143,6 +143,10 @@ struct TaskPiece<2> {
   using type = uint2;
 };
 
+// Elements of XT in a piece V.
+template <typename XT, typename V>
+constexpr int kPieceElements = static_cast<int>(sizeof(V) / sizeof(XT));
+
 // A piece's words, padded with zeros to a vector's (widen reads its first elements).
 template <typename V>
 __device__ __forceinline__ uint4 piece_words(const V& v) {
@@ -215,7 +219,7 @@ __device__ __forceinline__ void task_row_offsets(const BackwardParams& p, const 
 template <typename XT, int B, typename V>
 __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
                                                  int n0, bool per_head, ColumnRows<B, V>& rows) {
-  constexpr int kElements = static_cast<int>(sizeof(V) / sizeof(XT));
+  constexpr int kElements = kPieceElements<XT, V>;
   const int jj = t.live ? t.piece : 0;
   int at[B];
   int64_t og[B], ox[B];
@@ -245,7 +249,7 @@ __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const 
 // adds +0.
 template <typename XT, int B, bool CAST, typename V, int E>
 __device__ __forceinline__ void add_column_rows(const ColumnRows<B, V>& rows, double (&acc)[E]) {
-  static_assert(E == sizeof(V) / sizeof(XT), "one sum an element of the piece");
+  static_assert(E == kPieceElements<XT, V>, "one sum an element of the piece");
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     const float ri = rows.r[i];
@@ -281,7 +285,7 @@ template <typename XT, int S, typename V>
 __device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const ColumnTask& t,
                                                   int n0, bool per_head, V* stage,
                                                   float (&r)[S]) {
-  constexpr int kElements = static_cast<int>(sizeof(V) / sizeof(XT));
+  constexpr int kElements = kPieceElements<XT, V>;
   const int jj = t.live ? t.piece : 0;
   int at[S];
   int64_t og[S], ox[S];
