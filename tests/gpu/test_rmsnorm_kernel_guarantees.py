@@ -1057,6 +1057,45 @@ def test_row_column_backward_runs_where_the_rule_says(monkeypatch, rows, hidden)
     assert not row_column_ran()
 
 
+# Row strides that put x's last element at 2^32 - 1 elements from its start (the most the column
+# tasks' 32-bit offsets reach) and one row stride past it, at 16 rows of H 256.
+_OFFSET_ROWS, _OFFSET_HIDDEN = 16, 256
+_OFFSET_STRIDES = {"fits": (2**32 - _OFFSET_HIDDEN) // (_OFFSET_ROWS - 1) // 8 * 8,
+                   "past": -(-(2**32 - _OFFSET_HIDDEN + 1) // (_OFFSET_ROWS - 1) // 8) * 8}
+
+
+@pytest.mark.parametrize("span", ["fits", "past"])
+def test_row_column_backward_needs_32_bit_offsets(span):
+    """The column tasks address g and x with 32-bit element offsets (column_offsets_fit): a call
+    whose x spans at most 2^32 elements runs in row and column CTAs, one whose x reaches past
+    runs in the cluster kernel; both give the bits of the same rows' contiguous backward. (8 GiB
+    of x's storage, 16 rows of it used.)"""
+    if not _has_clusters():
+        pytest.skip("the small-batch program needs thread-block clusters (sm_90 or later)")
+    rows, hidden = _OFFSET_ROWS, _OFFSET_HIDDEN
+    _skip_unless_first_party(hidden)
+    assert _backward_program(hidden, rows, deterministic=True) == "miles_rmsnorm_bwd_small"
+    stride = _OFFSET_STRIDES[span]
+    last = (rows - 1) * stride + hidden - 1
+    assert (last < 2**32) == (span == "fits") and last >= 2**32 - 1
+    x_dense, w, g, _ = _inputs(rows, hidden, seed=stride % 1000)
+    storage = torch.empty(last + 1, dtype=torch.bfloat16, device=DEV)
+    try:
+        x = storage.as_strided((rows, hidden), (stride, 1))
+        x.copy_(x_dense)
+        _, rstd = rmsnorm_forward(x_dense, w, EPS, **FP)
+        names = _kernels_launched(lambda: rmsnorm_backward(g, x, w, rstd, **FP))
+        row_column = any("backward_row_column_kernel" in n for n in names)
+        assert row_column == (span == "fits"), names
+        assert row_column or any("backward_small_kernel" in n for n in names), names
+        dx, dw = rmsnorm_backward(g, x, w, rstd, **FP)
+        dx_dense, dw_dense = rmsnorm_backward(g, x_dense, w, rstd, **FP)
+        assert torch.equal(dx, dx_dense) and torch.equal(dw, dw_dense)
+    finally:
+        del storage
+        torch.cuda.empty_cache()
+
+
 @pytest.mark.parametrize(("tokens", "heads", "hidden"), [(1, 4, 256), (3, 5, 256), (2, 8, 512),
                                                       (1, 12, 1024), (4, 3, 2048), (16, 8, 1024),
                                                       (12, 16, 1024), (40, 5, 2048)])

@@ -59,11 +59,12 @@ struct SmallLaunch {
     return cudaGetLastError();
   }
 
-  // Row and column CTAs where row_column_backward takes them (B: the rows a column task loads at
-  // once), else the cluster kernel without the residual's g_h staging where the call has none.
+  // Row and column CTAs where row_column_backward takes them and column_offsets_fit allows them
+  // (B: the rows a column task loads at once), else the cluster kernel without the residual's g_h
+  // staging where the call has none.
   template <typename XT, typename WT, int B>
   cudaError_t launch_batch() const {
-    if (miles_rmsnorm::row_column_backward(p->rows)) {
+    if (miles_rmsnorm::row_column_backward(p->rows) && miles_rmsnorm::column_offsets_fit(*p)) {
       if ((p->flags & miles_rmsnorm::kResidual) != 0) return launch_row_column<XT, WT, B, true>();
       return launch_row_column<XT, WT, B, false>();
     }

@@ -38,6 +38,30 @@ inline bool row_column_backward(int64_t rows) {
   return row_column_default(rows);
 }
 
+// Whether a column task may address g and x with 32-bit element offsets (task_row_offsets):
+// every element of the call's rows, (rows / heads - 1) * stride + (heads - 1) * head_stride +
+// hidden - 1 at most, lies within 2^32 elements of the tensor's start. The launcher runs a call in
+// row and column CTAs only then, else in the cluster kernel (the same bits); strides are never
+// negative (the binding's checks).
+inline bool column_offsets_fit(const BackwardParams& p) {
+  constexpr uint64_t kLimit = 0xffffffffull;
+  const bool per_head = p.heads != 1;
+  const uint64_t heads = per_head ? static_cast<uint64_t>(p.heads) : 1u;
+  const uint64_t tokens = (static_cast<uint64_t>(p.rows) + heads - 1) / heads;
+  auto fits = [&](const RowAddress& a) {
+    if (a.stride < 0 || a.head_stride < 0) return false;
+    const auto stride = static_cast<uint64_t>(a.stride);
+    const auto head_stride = per_head ? static_cast<uint64_t>(a.head_stride) : 0u;
+    if (tokens > 1 && stride > kLimit / (tokens - 1)) return false;
+    if (heads > 1 && head_stride > kLimit / (heads - 1)) return false;
+    // Each term below is at most 2^32 - 1, so the sum cannot wrap.
+    const uint64_t last = (tokens - 1) * stride + (heads - 1) * head_stride +
+                          static_cast<uint64_t>(p.hidden) - 1;
+    return last <= kLimit;
+  };
+  return fits(p.g_addr) && fits(p.x_addr);
+}
+
 // Whether the column CTAs run in clusters (row_column_shape): row_column_clusters_default, unless
 // MILES_EXT_KERNELS_COLUMN_CLUSTERS is "0" (never) or "1" (wherever the call has several cluster
 // blocks). Test hooks: the same bits either way.
@@ -115,19 +139,36 @@ struct ColumnTask {
   bool live;
 };
 
-__device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, int first_piece,
-                                                  int pieces, int q, int rows, int row_pieces) {
-  const int rest = q / pieces;
-  const int group = rest % s.row_groups;
-  const int block = rest / s.row_groups;
+// Row group `group` of cluster block `block` at piece `piece`.
+__device__ __forceinline__ ColumnTask task_at(const SmallBackwardShape& s, int block, int group,
+                                              int piece, int rows, int row_pieces) {
   ColumnTask t;
   t.first = block * s.rows_per_cluster + group * s.rows_per_group;
   const int block_end = (block + 1) * s.rows_per_cluster < rows
                             ? (block + 1) * s.rows_per_cluster : rows;
   t.end = t.first + s.rows_per_group < block_end ? t.first + s.rows_per_group : block_end;
-  t.piece = first_piece + q % pieces;
-  t.live = t.piece < row_pieces;
+  t.piece = piece;
+  t.live = piece < row_pieces;
   return t;
+}
+
+__device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, int first_piece,
+                                                  int pieces, int q, int rows, int row_pieces) {
+  const int rest = q / pieces;
+  return task_at(s, rest / s.row_groups, rest % s.row_groups, first_piece + q % pieces, rows,
+                 row_pieces);
+}
+
+// Task q of a column cluster's CTA (tasks: row_groups * pieces, each CTA's pieces those of its
+// cluster, cluster_index, and its rows its cluster block's, cluster_rank): column_task's task
+// cluster_rank() * tasks + q of the cluster's pieces, decoded with one division instead of three
+// (each a chain of about 20 instructions in front of the task's first loads, sm_90a).
+__device__ __forceinline__ ColumnTask cluster_column_task(const SmallBackwardShape& s, int pieces,
+                                                          int q, int rows, int row_pieces) {
+  const int group = q / pieces;
+  return task_at(s, static_cast<int>(cluster_rank()), group,
+                 static_cast<int>(cluster_index()) * pieces + (q - group * pieces), rows,
+                 row_pieces);
 }
 
 // The registers of one piece of a row for a column task whose pieces are 8 / SPLIT elements of a
@@ -184,31 +225,40 @@ __device__ __forceinline__ void hold_together(ColumnRows<B, V>& rows, uint32_t z
 }
 
 // Rows t.first + n0 ... (B of them) of task t: their indices (row 0 for a row past the task's end)
-// and their offsets in g and x. Per-head views walk (token, head) from the first row: one division
+// and the element offsets of the task's piece of them in g and x (`piece`: the piece's offset in a
+// row), in 32 bits (column_offsets_fit: the launcher runs row and column CTAs only where every
+// element of g and x fits; 64-bit offsets cost a column task about 25 instructions a row in front
+// of its first loads, sm_90a). Per-head views walk (token, head) from the first row: one division
 // a batch instead of one a row (each a chain of conversions and a reciprocal in front of the
 // row's loads).
 template <int B>
 __device__ __forceinline__ void task_row_offsets(const BackwardParams& p, const ColumnTask& t,
-                                                 int n0, bool per_head, int (&at)[B],
-                                                 int64_t (&og)[B], int64_t (&ox)[B]) {
+                                                 int n0, bool per_head, uint32_t piece,
+                                                 int (&at)[B], uint32_t (&og)[B],
+                                                 uint32_t (&ox)[B]) {
   const int first = t.first + n0;
+  const uint32_t g_stride = static_cast<uint32_t>(p.g_addr.stride);
+  const uint32_t x_stride = static_cast<uint32_t>(p.x_addr.stride);
 #pragma unroll
   for (int i = 0; i < B; ++i) at[i] = first + i < t.end ? first + i : 0;
   if (!per_head) {
-    int64_t oh[B];
-    batch_offsets<B>(p, at, false, false, og, ox, oh);
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      og[i] = static_cast<uint32_t>(at[i]) * g_stride + piece;
+      ox[i] = static_cast<uint32_t>(at[i]) * x_stride + piece;
+    }
     return;
   }
   const uint32_t heads = static_cast<uint32_t>(p.heads);
+  const uint32_t g_head_stride = static_cast<uint32_t>(p.g_addr.head_stride);
+  const uint32_t x_head_stride = static_cast<uint32_t>(p.x_addr.head_stride);
   uint32_t token = static_cast<uint32_t>(first) / heads;
   uint32_t head = static_cast<uint32_t>(first) - token * heads;
 #pragma unroll
   for (int i = 0; i < B; ++i) {
-    const bool valid = first + i < t.end;  // else row 0, at offset 0
-    og[i] = valid ? static_cast<int64_t>(token) * p.g_addr.stride +
-                        static_cast<int64_t>(head) * p.g_addr.head_stride : 0;
-    ox[i] = valid ? static_cast<int64_t>(token) * p.x_addr.stride +
-                        static_cast<int64_t>(head) * p.x_addr.head_stride : 0;
+    const bool valid = first + i < t.end;  // else row 0's piece
+    og[i] = valid ? token * g_stride + (head * g_head_stride + piece) : piece;
+    ox[i] = valid ? token * x_stride + (head * x_head_stride + piece) : piece;
     if (++head == heads) {
       head = 0;
       ++token;
@@ -220,17 +270,15 @@ template <typename XT, int B, typename V>
 __device__ __forceinline__ void load_column_rows(const BackwardParams& p, const ColumnTask& t,
                                                  int n0, bool per_head, ColumnRows<B, V>& rows) {
   constexpr int kElements = kPieceElements<XT, V>;
-  const int jj = t.live ? t.piece : 0;
+  const uint32_t piece = static_cast<uint32_t>(t.live ? t.piece : 0) * kElements;
   int at[B];
-  int64_t og[B], ox[B];
-  task_row_offsets<B>(p, t, n0, per_head, at, og, ox);
+  uint32_t og[B], ox[B];
+  task_row_offsets<B>(p, t, n0, per_head, piece, at, og, ox);
 #pragma unroll
   for (int i = 0; i < B; ++i) {
     rows.r[i] = __ldg(p.rstd + at[i]);
-    rows.g[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.g) + og[i] +
-                                                 jj * kElements));
-    rows.x[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.x) + ox[i] +
-                                                 jj * kElements));
+    rows.g[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.g) + og[i]));
+    rows.x[i] = __ldg(reinterpret_cast<const V*>(static_cast<const XT*>(p.x) + ox[i]));
   }
   if constexpr (B > kSmallBackwardBatch) hold_together(rows, static_cast<uint32_t>(p.rows >> 31));
 #pragma unroll
@@ -286,10 +334,10 @@ __device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const
                                                   int n0, bool per_head, V* stage,
                                                   float (&r)[S]) {
   constexpr int kElements = kPieceElements<XT, V>;
-  const int jj = t.live ? t.piece : 0;
+  const uint32_t piece = static_cast<uint32_t>(t.live ? t.piece : 0) * kElements;
   int at[S];
-  int64_t og[S], ox[S];
-  task_row_offsets<S>(p, t, n0, per_head, at, og, ox);
+  uint32_t og[S], ox[S];
+  task_row_offsets<S>(p, t, n0, per_head, piece, at, og, ox);
   V* slots = stage + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < S; ++i) {
@@ -297,9 +345,9 @@ __device__ __forceinline__ void stage_column_rows(const BackwardParams& p, const
     r[i] = valid ? __ldg(p.rstd + at[i]) : 0.0f;
     if (valid) {
       cp_async_bytes<sizeof(V)>(slots + i * kRowColumnMinBlock,
-                                static_cast<const XT*>(p.g) + og[i] + jj * kElements);
+                                static_cast<const XT*>(p.g) + og[i]);
       cp_async_bytes<sizeof(V)>(slots + (S + i) * kRowColumnMinBlock,
-                                static_cast<const XT*>(p.x) + ox[i] + jj * kElements);
+                                static_cast<const XT*>(p.x) + ox[i]);
     }
   }
   cp_async_commit();
@@ -421,10 +469,8 @@ __device__ __forceinline__ void column_block_sums(const BackwardParams& p,
   const int pieces = vectors * SPLIT;
   const int tasks = s.row_groups * pieces;  // at most blockDim.x (config.h)
   if (q < tasks) {
-    const int cta = static_cast<int>(blockIdx.x);
-    const ColumnTask t = column_task(s, cta / rc.cluster * pieces, pieces,
-                                     cta % rc.cluster * tasks + q, static_cast<int>(p.rows),
-                                     static_cast<int>(p.hidden / kElements));
+    const ColumnTask t = cluster_column_task(s, pieces, q, static_cast<int>(p.rows),
+                                             static_cast<int>(p.hidden / kElements));
     double acc[kElements];
     if constexpr (STAGED) {
       staged_task_row_sums<XT, B, kRowColumnStagedRows, CAST>(p, s, t, stage, acc);
@@ -453,9 +499,9 @@ __device__ __forceinline__ void column_block_sums(const BackwardParams& p,
   }
 }
 
-// dw of rc.vectors vectors of column cluster blockIdx.x / rc.cluster over the rows of cluster
-// block k = blockIdx.x % rc.cluster (CTA k of a column cluster of s.clusters CTAs): thread q's
-// task (row group q / vectors at vector q % vectors) sums its rows in row order from +0, the
+// dw of rc.vectors vectors of column cluster cluster_index() (blockIdx.x / rc.cluster) over the
+// rows of cluster block k = cluster_rank() (CTA k of a column cluster of s.clusters CTAs): thread
+// q's task (row group q / vectors at vector q % vectors) sums its rows in row order from +0, the
 // block's row groups are added in order (column_block_sums), then the cluster's CTAs add the
 // blocks' sums of their share of the outputs in cluster order from every CTA's shared memory,
 // rounded once: the additions of column_cta_dw, each CTA reading its cluster block's rows only (in
@@ -471,13 +517,11 @@ __device__ __forceinline__ void column_cluster_dw(const BackwardParams& p,
   const int vectors = rc.vectors;
   const int q = static_cast<int>(threadIdx.x);
   const int nv = static_cast<int>(p.hidden / 8);
-  const int cta = static_cast<int>(blockIdx.x);
   const int stride = static_cast<int>(blockDim.x) * s.clusters;
-  for (int k = cta % rc.cluster * static_cast<int>(blockDim.x) + q; k < vectors * 8;
-       k += stride) {
+  for (int k = static_cast<int>(cluster_rank() * blockDim.x) + q; k < vectors * 8; k += stride) {
     const int e = k & 7;
     const int v = k >> 3;
-    const int vector = cta / rc.cluster * vectors + v;
+    const int vector = static_cast<int>(cluster_index()) * vectors + v;
     if (vector < nv) {
       const uint32_t local = shared_address(&sums[column_slot(v, e)]);
       double sum = load_remote_double(cluster_address(local, 0u));
@@ -513,8 +557,7 @@ __device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
                                                        double* recv, uint64_t* bar,
                                                        typename TaskPiece<SPLIT>::type* stage) {
   const int cluster = rc.cluster;
-  const int cta = static_cast<int>(blockIdx.x);
-  const int rank = cta % cluster;
+  const int rank = static_cast<int>(cluster_rank());
   const int owned = rank < rc.vectors ? (rc.vectors - rank + cluster - 1) / cluster : 0;
   const uint32_t local_bar = shared_address(bar);
   if (threadIdx.x == 0) {
@@ -541,7 +584,7 @@ __device__ __forceinline__ void wide_column_cluster_dw(const BackwardParams& p,
   for (int k = q; k < owned * 8; k += static_cast<int>(blockDim.x)) {
     const int e = k & 7;
     const int j = k >> 3;
-    const int vector = cta / cluster * rc.vectors + j * cluster + rank;
+    const int vector = static_cast<int>(cluster_index()) * rc.vectors + j * cluster + rank;
     if (vector < nv) {
       const double* first = &recv[j * cluster * 8 + e];
       double sum = first[0];
