@@ -139,7 +139,9 @@ struct ColumnTask {
   bool live;
 };
 
-// Row group `group` of cluster block `block` at piece `piece`.
+// Row group `group` of cluster block `block` at piece `piece` (column_task; a column cluster's
+// CTA takes its cluster block from cluster_rank and its pieces' cluster from cluster_index,
+// column_block_sums, with one division where column_task has three).
 __device__ __forceinline__ ColumnTask task_at(const SmallBackwardShape& s, int block, int group,
                                               int piece, int rows, int row_pieces) {
   ColumnTask t;
@@ -156,18 +158,6 @@ __device__ __forceinline__ ColumnTask column_task(const SmallBackwardShape& s, i
                                                   int pieces, int q, int rows, int row_pieces) {
   const int rest = q / pieces;
   return task_at(s, rest / s.row_groups, rest % s.row_groups, first_piece + q % pieces, rows,
-                 row_pieces);
-}
-
-// Task q of a column cluster's CTA (tasks: row_groups * pieces, each CTA's pieces those of its
-// cluster, cluster_index, and its rows its cluster block's, cluster_rank): column_task's task
-// cluster_rank() * tasks + q of the cluster's pieces, decoded with one division instead of three
-// (each a chain of about 20 instructions in front of the task's first loads, sm_90a).
-__device__ __forceinline__ ColumnTask cluster_column_task(const SmallBackwardShape& s, int pieces,
-                                                          int q, int rows, int row_pieces) {
-  const int group = q / pieces;
-  return task_at(s, static_cast<int>(cluster_rank()), group,
-                 static_cast<int>(cluster_index()) * pieces + (q - group * pieces), rows,
                  row_pieces);
 }
 
@@ -469,23 +459,23 @@ __device__ __forceinline__ void column_block_sums(const BackwardParams& p,
   const int pieces = vectors * SPLIT;
   const int tasks = s.row_groups * pieces;  // at most blockDim.x (config.h)
   if (q < tasks) {
-    const ColumnTask t = cluster_column_task(s, pieces, q, static_cast<int>(p.rows),
-                                             static_cast<int>(p.hidden / kElements));
+    // Row group q / pieces of the CTA's cluster block at piece q % pieces of its cluster's: task
+    // cluster_rank() * tasks + q of column_task's order, decoded with one division instead of
+    // three (each a chain of about 20 instructions in front of the task's first loads, sm_90a).
+    const int group = q / pieces;
+    const int piece = q - group * pieces;
+    const ColumnTask t = task_at(s, static_cast<int>(cluster_rank()), group,
+                                 static_cast<int>(cluster_index()) * pieces + piece,
+                                 static_cast<int>(p.rows), static_cast<int>(p.hidden / kElements));
     double acc[kElements];
     if constexpr (STAGED) {
       staged_task_row_sums<XT, B, kRowColumnStagedRows, CAST>(p, s, t, stage, acc);
     } else {
       task_row_sums<XT, B, CAST>(p, s, t, acc);
     }
-    // Row group q / pieces at piece q % pieces: part piece % SPLIT of the vector task's sums.
-    int task = q;
-    int part = 0;
-    if constexpr (SPLIT > 1) {
-      const int group = q / pieces;
-      const int piece = q - group * pieces;
-      task = group * vectors + piece / SPLIT;
-      part = piece % SPLIT;
-    }
+    // Part piece % SPLIT of the whole-vector task's sums (that task: q itself where SPLIT is 1).
+    const int task = group * vectors + piece / SPLIT;
+    const int part = piece % SPLIT;
 #pragma unroll
     for (int e = 0; e < kElements; ++e) sums[column_slot(task, part * kElements + e)] = acc[e];
   }
