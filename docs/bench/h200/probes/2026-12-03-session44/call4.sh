@@ -1,8 +1,8 @@
 #!/bin/bash
 # Session 44, call 4: the final sources after the review (column_block_sums decodes its task
-# once; sm_90a SASS as call 2's but for one add's operand order): the GPU suite, the harness
-# (ours, per-head strided, T 16 and 64) and window_sweep.py (session 28) over the column clusters'
-# shapes. Run from the repository root, .whl carried.
+# once; sm_90a SASS as call 2's but for one add's operand order): the GPU suite and the harness
+# (ours, per-head strided, T 16 and 64), then window_sweep.py (session 28) over the column
+# clusters' shapes if the call's time allows. Run from the repository root, .whl carried.
 source docs/bench/h200/probes/2026-12-03-session43/common.sh
 build_tree 16
 echo "builds $(( $(date +%s) - t0 )) s"
