@@ -508,6 +508,24 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                 if fixed:  # the order of fixed_forward_weights_first, the last template argument
                     first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
                     assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
+    # Per-head views ([T, heads, H] slices of a wider buffer, read in place) take the run-time
+    # width kernel: the fixed kernel addresses rows as row * stride only. Same bits as the rows
+    # copied out, which the fixed kernel serves.
+    gen = torch.Generator(device=DEV).manual_seed(hidden + 5)
+    fused = torch.randn(8, 2, 3, hidden, device=DEV, generator=gen).bfloat16()
+    x, u = fused[:, 0, 1:], fused[:, 1, :2]  # [8, 2, hidden] each, neither a [rows, H] view
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).to(w_dtype)
+    for residual in (None, u):
+        names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS,
+                                                    residual=residual, **FP))
+        assert not any("forward_fixed" in name for name in names), names
+        assert any("forward_rows_kernel<" in name for name in names), names
+        copied = None if residual is None else residual.contiguous()
+        for contract in SPLIT_CONTRACTS:
+            got = rmsnorm_forward(x, w, EPS, residual=residual, **contract, **FP)
+            want = rmsnorm_forward(x.contiguous(), w, EPS, residual=copied, **contract, **FP)
+            for a, b in zip(got, want, strict=True):
+                assert torch.equal(a.reshape(b.shape), b), (residual is not None, contract)
 
 
 # (hidden, rows): 2048 rows (past the small batches and the latency window at every H here) at

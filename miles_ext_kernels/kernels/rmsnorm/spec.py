@@ -263,19 +263,20 @@ def forward_small_batch_rows(cfg: dict[str, int]) -> int:
 
 # Hidden sizes whose small batches (forward_small_batch_rows and forward_latency_window), with or
 # without a residual, take a forward instance of their own with BF16 activations
-# (forward_fixed_kernel, same bits; forward_policy.h mirrors the list). Each is a whole number of
-# vectors a thread of forward_config, with rows of two warps or more.
+# (forward_fixed_kernel, same bits; forward_policy.h mirrors the list), contiguous or row-strided
+# rows only (per-head views keep the run-time width: docs/kernels.md, step 80). Each is a whole
+# number of vectors a thread of forward_config, with rows of two warps or more.
 FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
 
-# The fixed kernel loads the weights before the row always with a residual, and for the plain form
-# up to this many rows (fixed_forward_weights_first in forward_policy.h; a launch choice, same
-# bits; measured on the H200, docs/kernels.md step 48).
+# The fixed kernel loads the weights with the row (tied to its first use) always with a residual,
+# and for the plain form up to this many rows (fixed_forward_weights_first in forward_policy.h; a
+# launch choice, same bits; measured on the H200, docs/kernels.md steps 48 and 80).
 FORWARD_FIXED_WEIGHTS_FIRST_ROWS = 16
 
 
 def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
-    """Whether the fixed forward kernel issues the weights' loads before the row's
-    (``fixed_forward_weights_first`` in forward_policy.h)."""
+    """Whether the fixed forward kernel issues the weights' loads with the row's, tied to its
+    first use (``fixed_forward_weights_first`` in forward_policy.h)."""
     return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
 
 

@@ -122,7 +122,9 @@ cudaError_t for_form(int form, Fn&& fn) {
 
 // Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
 // whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations only
-// (every form, the residual one included); the order of its loads is fixed_forward_weights_first's.
+// (every form, the residual one included), contiguous or row-strided rows (q.heads == 1: the
+// kernel has no per-head branch; per-head views take forward_rows_kernel, same bits); the order of
+// its loads is fixed_forward_weights_first's.
 // `halves` (fixed_forward_halves): the plain form at kFixedHalvesHidden as two CTAs a row
 // (forward_fixed_halves_kernel, twice the grid; same bits).
 template <typename XT, typename WT, int VPT, int FORM, int I = 0>
@@ -133,7 +135,7 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
     constexpr miles_rmsnorm::RowConfig kShape = miles_rmsnorm::forward_config(kHidden);
     static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
     if constexpr (kShape.vpt == VPT) {
-      if (q.hidden == kHidden && q.tpr == kShape.tpr) {
+      if (q.hidden == kHidden && q.tpr == kShape.tpr && q.heads == 1) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
         if constexpr (!kRes && VPT == 2 && kHidden == miles_rmsnorm::kFixedHalvesHidden) {

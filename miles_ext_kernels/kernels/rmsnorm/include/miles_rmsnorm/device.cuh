@@ -153,6 +153,8 @@ struct RawWeight8 {
   // From a copy in shared memory (one 16-byte part).
   __device__ __forceinline__ void from_parts(const uint4* parts) { v = parts[0]; }
   __device__ __forceinline__ float get(int e) const { return unpack<W>(v, e); }
+  // The first word of each 16-byte load (fixed_tie).
+  __device__ __forceinline__ uint32_t first_words() const { return v.x; }
   // Keeps the compiler from widening the weights ahead of this point: hoisted out of a row loop,
   // the widening would wait for the weight load before the first rows' loads are issued (two
   // memory round trips instead of one for a small batch).
@@ -186,6 +188,9 @@ struct RawWeight8<float> {
   }
   __device__ __forceinline__ float get(int e) const {
     return e < 4 ? (&a.x)[e] : (&b.x)[e - 4];
+  }
+  __device__ __forceinline__ uint32_t first_words() const {
+    return __float_as_uint(a.x) ^ __float_as_uint(b.x);
   }
   __device__ __forceinline__ void hold() {
     launder(a);

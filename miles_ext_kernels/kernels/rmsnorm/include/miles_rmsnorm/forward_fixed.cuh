@@ -9,6 +9,10 @@
 // Measured on the H200 (docs/kernels.md): 3-10% of a 2.1-4.7 us call at T = 16-256 without a
 // residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47); the
 // weights' loads first, 3-9% at T = 1 (step 48).
+//
+// Rows are contiguous or row-strided (heads == 1: row * stride), never per-head views, which the
+// launcher gives forward_rows_kernel: a run-time per-head branch ahead of the row's loads, with its
+// constant loads and 64-bit division path, put them out 0.1-0.2 us later in a cold call (step 80).
 #pragma once
 
 #include "miles_rmsnorm/forward.cuh"
@@ -33,6 +37,22 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   return lane_sum_once(v, kWidth);
 }
 
+// Zero, made from the first word of each of the weights' loads: an `and` with rows >> 32, which is
+// zero for any call of the fixed kernels (a CTA a row: fewer than 2^31 rows) but unknown to ptxas.
+// OR-ed into a word of the row, it makes the row's first use wait for the weights, so that ptxas
+// issues their loads with the row's; without it ptxas sank them behind the row sum (a second
+// memory round trip in a cold call at T = 1; docs/kernels.md, step 80). Cold, the weights land
+// with the row, so the wait costs nothing.
+template <typename WT, int VPT>
+__device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], int64_t rows) {
+  uint32_t words = 0;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) words ^= w[k].first_words();
+  uint32_t zero;
+  asm("and.b32 %0, %1, %2;" : "=r"(zero) : "r"(words), "r"(static_cast<uint32_t>(rows >> 32)));
+  return zero;
+}
+
 // The compile-time shape and contract of a fixed-size row (the fixed kernels below): VPT whole
 // vectors a thread over TPR threads, the call's form FORM (kForwardFormMask bits).
 template <int VPT, int TPR, int FORM>
@@ -46,10 +66,12 @@ struct FixedRow {
 };
 
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
-// a CTA of TPR threads, each holding VPT whole vectors (no bounds). The launcher gives it
-// forward_rows_kernel's grid and CTAs. With a residual (kResidual in FORM) the row's u goes out
-// with its x, and h_new = round(x + u) (residual_sum) is stored before the row sum, as
-// forward_rows_kernel's add_residual_row does.
+// a CTA of TPR threads, each holding VPT whole vectors (no bounds), rows at row * stride (heads ==
+// 1, see above). The launcher gives it forward_rows_kernel's grid and CTAs. With a residual
+// (kResidual in FORM) the row's u goes out with its x, and h_new = round(x + u) (residual_sum) is
+// stored before the row sum, as forward_rows_kernel's add_residual_row does. WEIGHTS_FIRST: the
+// weights' loads go out with the row's, tied to its first use (fixed_tie); else after the row's,
+// where ptxas places them.
 template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
@@ -60,13 +82,13 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const int lane = static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.x);
   const bool valid = row < static_cast<int>(p.rows);
-  const bool per_head = p.heads != 1;
 
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through
   // __ldg, ptxas sank them past it and the row's exit test, so that x and the weights came in two
   // memory round trips in a row (0.1-0.25 us of a cold call at T = 1; docs/kernels.md, step 45).
-  // Before the row's loads where WEIGHTS_FIRST (fixed_forward_weights_first: always with a
-  // residual, whose sums ptxas otherwise placed the weights' loads behind), else after x's.
+  // With the row's loads, tied to the row's first use (fixed_tie), where WEIGHTS_FIRST
+  // (fixed_forward_weights_first: always with a residual, whose sums ptxas otherwise placed the
+  // weights' loads behind), else after x's.
   const WT* wp = static_cast<const WT*>(p.w);
   RawWeight8<WT> w[VPT];
   auto load_weights = [&] {
@@ -82,18 +104,20 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     // among their loads, ptxas began widening x, or summing a vector, before the last of u's loads
     // went out, which then waited for a memory round trip (a cold call at T = 1 paid two).
     if (!valid) return;
-    const XT* xr = static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p.heads, p.x_addr);
-    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + wide_row_offset(row, false, 1, p.x_addr);
+    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, false, 1, p.u_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
       u[k] = load_raw<XT>(ur + (lane + k * TPR) * 8);
     }
+    u[0].x |= fixed_tie<WT, VPT>(w, p.rows);
   } else {
     if constexpr (WEIGHTS_FIRST) load_weights();
-    load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
-                                  wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                              valid, Row::kNv, lane, TPR, h);
+    load_row_vectors<XT, VPT>(
+        static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, false, 1, p.x_addr), valid,
+        Row::kNv, lane, TPR, h);
+    if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, p.rows);
     if constexpr (!WEIGHTS_FIRST) load_weights();
   }
 #pragma unroll
@@ -119,10 +143,11 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
 // forward_fixed_kernel's plain form (weights after the row's loads) with two CTAs a row: CTA
 // 2 * row + half reads the whole row and sums it exactly as forward_fixed_kernel does (so rstd has
 // its bits), but loads the weights of, and stores y of, only vector k = half of its threads (the
-// row's first or second half); the first CTA stores rstd. Two vectors a thread. Where a small
-// batch leaves SMs idle (forward_policy.h: fixed_forward_halves), an SM then receives the row and
-// half the weights instead of the row and all of them, and stores half of y: measured on the
-// H200 (docs/kernels.md, step 71) 3-5% faster at 56-64 x 8192.
+// row's first or second half); the first CTA stores rstd. Two vectors a thread; rows at
+// row * stride, as forward_fixed_kernel's. Where a small batch leaves SMs idle
+// (forward_policy.h: fixed_forward_halves), an SM then receives the row and half the weights
+// instead of the row and all of them, and stores half of y: measured on the H200
+// (docs/kernels.md, step 71) 3-5% faster at 56-64 x 8192.
 template <typename XT, typename WT, int TPR, int FORM>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_halves_kernel(const ForwardParams p) {
@@ -135,11 +160,10 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const int row = static_cast<int>(blockIdx.x >> 1);
   const int half = static_cast<int>(blockIdx.x & 1);
   const bool valid = row < static_cast<int>(p.rows);
-  const bool per_head = p.heads != 1;
   uint4 h[VPT];
-  load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
-                                wide_row_offset(valid ? row : 0, per_head, p.heads, p.x_addr),
-                            valid, Row::kNv, lane, TPR, h);
+  load_row_vectors<XT, VPT>(
+      static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, false, 1, p.x_addr), valid,
+      Row::kNv, lane, TPR, h);
   // Coherent loads, after the row's, as forward_fixed_kernel's (see there).
   RawWeight8<WT> w[1];
   w[0].load_coherent(static_cast<const WT*>(p.w) + (lane + half * TPR) * 8);

@@ -34,21 +34,22 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
 }
 
 // Hidden sizes whose small batches take a forward instance of their own (forward_fixed_kernel:
-// the row's width and bounds fixed at compile time, same bits), for BF16 activations; every other
-// call takes forward_rows_kernel. Each is a whole number of vectors a thread of rows of two or
+// the row's width and bounds fixed at compile time, same bits), for BF16 activations in contiguous
+// or row-strided rows (per-head views have no instance: step 80); every other call takes
+// forward_rows_kernel. Each is a whole number of vectors a thread of rows of two or
 // more warps. Measured on the H200 (docs/kernels.md): 3-10% faster at T = 16-256 without a
 // residual (step 45), 0.3-0.45 us faster with one at T = 16-64 (step 47); rows of one warp
 // (H <= 512: 7-13% slower at T = 1) keep forward_rows_kernel.
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
 
-// Whether forward_fixed_kernel issues the weights' loads before the row's (WEIGHTS_FIRST): always
-// with a residual (after the rows' loads ptxas placed them behind the residual's sums), and for
-// the plain form up to kFixedWeightsFirstRows rows, where one cold call's weights are on its
-// critical path. Measured on the H200 (docs/kernels.md, step 48): plain calls 3-8% faster at
-// T = 1 that way (1 x 2048 2.04 -> 1.90 us), within 1.5% either way at T = 16, and 3-5% slower at
-// T = 64-256 (256 x 2048 2.64 -> 2.76), where the weights are in L2 for every CTA but the first.
-// Same bits.
+// Whether forward_fixed_kernel issues the weights' loads with the row's, tied to the row's first use
+// (WEIGHTS_FIRST; before them until step 80): always with a residual (else ptxas placed them
+// behind the residual's sums), and for the plain form up to kFixedWeightsFirstRows rows, where
+// one cold call's weights are on its critical path. Measured on the H200 (docs/kernels.md, step
+// 48): plain calls 3-8% faster at T = 1 that way (1 x 2048 2.04 -> 1.90 us), within 1.5% either
+// way at T = 16, and 3-5% slower at T = 64-256 (256 x 2048 2.64 -> 2.76), where the weights are in
+// L2 for every CTA but the first. Same bits.
 constexpr int64_t kFixedWeightsFirstRows = 16;
 
 inline bool fixed_forward_weights_first(int64_t rows, bool residual) {
