@@ -1,6 +1,7 @@
 #!/bin/bash
 # Session 45, call 7: a second record run of the forward at T 1, 16, 64 on the landed sources
-# (ours and aten), the forward modules only. Run from the repository root, .whl carried.
+# (ours and aten), the forward modules only. Run from the repository root, .whl carried. Cut off:
+# the record run needed more than its 60 s (it builds the other modules it touches on first use).
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 mods=$(python3 -c "
 import json
