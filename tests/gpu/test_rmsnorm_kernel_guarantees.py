@@ -475,7 +475,8 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     (forward_fixed_kernel), small batches and the latency window alike; FP16 rows keep the
     run-time width. All must give the row loop's y, rstd and h_new bits for every contract on both
     sides of both windows, write every element, and run the kernel they are meant to, with the
-    weights' loads first where spec.fixed_forward_weights_first says."""
+    weights' loads first where spec.fixed_forward_weights_first says. Per-head views at these
+    sizes take the run-time width (the fixed kernel has no per-head addressing), same bits."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_small_batch_rows(hidden)

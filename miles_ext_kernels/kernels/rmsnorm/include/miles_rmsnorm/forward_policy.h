@@ -43,8 +43,8 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
 constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
 
-// Whether forward_fixed_kernel issues the weights' loads with the row's, tied to the row's first use
-// (WEIGHTS_FIRST; before them until step 80): always with a residual (else ptxas placed them
+// Whether forward_fixed_kernel issues the weights' loads with the row's, tied to the row's first
+// use (WEIGHTS_FIRST; before them until step 80): always with a residual (else ptxas placed them
 // behind the residual's sums), and for the plain form up to kFixedWeightsFirstRows rows, where
 // one cold call's weights are on its critical path. Measured on the H200 (docs/kernels.md, step
 // 48): plain calls 3-8% faster at T = 1 that way (1 x 2048 2.04 -> 1.90 us), within 1.5% either
