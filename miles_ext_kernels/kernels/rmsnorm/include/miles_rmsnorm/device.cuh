@@ -224,13 +224,19 @@ __device__ __forceinline__ int64_t row_offset(int64_t row, int64_t heads, RowAdd
   return (row / heads) * a.stride + (row % heads) * a.head_stride;
 }
 
-// The same for a row index below 2^31 (the backward programs'), with the per-head test hoisted by
+// The offset of a row index below 2^31 of contiguous or row-strided rows (heads == 1): one wide
+// multiply. The kernels without a per-head form (forward_fixed.cuh) address rows with it alone.
+__device__ __forceinline__ int64_t strided_row_offset(int row, RowAddress a) {
+  return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(row)) *
+                              static_cast<uint64_t>(a.stride));
+}
+
+// row_offset for a row index below 2^31 (the backward programs'), with the per-head test hoisted by
 // the caller: one wide multiply in the common case, a 32-bit division for per-head views (heads <=
 // rows < 2^31), where the 64-bit one is a called routine in front of every row's loads.
 __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t heads,
                                               RowAddress a) {
-  const uint64_t r = static_cast<uint32_t>(row);
-  if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
+  if (!per_head) return strided_row_offset(row, a);
   const uint32_t n = static_cast<uint32_t>(heads);
   const uint32_t token = static_cast<uint32_t>(row) / n;
   return static_cast<int64_t>(token) * a.stride +
@@ -242,10 +248,10 @@ __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t he
 // timings did not move when the division changed (docs/kernels.md, step 41).
 __device__ __forceinline__ int64_t wide_row_offset(int row, bool per_head, int64_t heads,
                                                    RowAddress a) {
-  const uint64_t r = static_cast<uint32_t>(row);
-  if (!per_head) return static_cast<int64_t>(r * static_cast<uint64_t>(a.stride));
-  const int64_t token = static_cast<int64_t>(r) / heads;
-  return token * a.stride + (static_cast<int64_t>(r) - token * heads) * a.head_stride;
+  if (!per_head) return strided_row_offset(row, a);
+  const int64_t r = static_cast<uint32_t>(row);
+  const int64_t token = r / heads;
+  return token * a.stride + (r - token * heads) * a.head_stride;
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------

@@ -104,8 +104,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     // among their loads, ptxas began widening x, or summing a vector, before the last of u's loads
     // went out, which then waited for a memory round trip (a cold call at T = 1 paid two).
     if (!valid) return;
-    const XT* xr = static_cast<const XT*>(p.x) + wide_row_offset(row, false, 1, p.x_addr);
-    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, false, 1, p.u_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + strided_row_offset(row, p.x_addr);
+    const XT* ur = static_cast<const XT*>(p.u) + strided_row_offset(row, p.u_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   } else {
     if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(
-        static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, false, 1, p.x_addr), valid,
+        static_cast<const XT*>(p.x) + strided_row_offset(valid ? row : 0, p.x_addr), valid,
         Row::kNv, lane, TPR, h);
     if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, p.rows);
     if constexpr (!WEIGHTS_FIRST) load_weights();
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const bool valid = row < static_cast<int>(p.rows);
   uint4 h[VPT];
   load_row_vectors<XT, VPT>(
-      static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, false, 1, p.x_addr), valid,
+      static_cast<const XT*>(p.x) + strided_row_offset(valid ? row : 0, p.x_addr), valid,
       Row::kNv, lane, TPR, h);
   // Coherent loads, after the row's, as forward_fixed_kernel's (see there).
   RawWeight8<WT> w[1];
