@@ -75,8 +75,9 @@ __device__ __forceinline__ float unpack(const uint4& raw, int i) {
 
 // unpack with BF16 widened by moving its bits: the low element of a 32-bit word shifted up, the
 // high one masked in place (the same exact values; one instruction each, where the generic
-// conversion takes a byte permute and a shift for the high element). The backward's; the
-// forward keeps unpack, with whose code its register budget was set.
+// conversion takes a byte permute and a shift for the high element). The backward's and the fixed
+// forward kernels'; the other forward kernels keep unpack, with whose code their register budgets
+// were set.
 template <typename T>
 __device__ __forceinline__ float widen(const uint4& raw, int i) {
   return unpack<T>(raw, i);
@@ -87,6 +88,16 @@ __device__ __forceinline__ float widen<__nv_bfloat16>(const uint4& raw, int i) {
   const unsigned int word = (i >> 1) == 0 ? raw.x : (i >> 1) == 1 ? raw.y : (i >> 1) == 2 ? raw.z
                                                                                           : raw.w;
   return __uint_as_float((i & 1) != 0 ? (word & 0xffff0000u) : (word << 16));
+}
+
+// widen where WIDEN, else unpack: the same value (the fixed forward kernels': forward_fixed.cuh).
+template <typename T, bool WIDEN>
+__device__ __forceinline__ float element(const uint4& raw, int i) {
+  if constexpr (WIDEN) {
+    return widen<T>(raw, i);
+  } else {
+    return unpack<T>(raw, i);
+  }
 }
 
 template <typename T>
@@ -153,6 +164,8 @@ struct RawWeight8 {
   // From a copy in shared memory (one 16-byte part).
   __device__ __forceinline__ void from_parts(const uint4* parts) { v = parts[0]; }
   __device__ __forceinline__ float get(int e) const { return unpack<W>(v, e); }
+  // The same value, widened by moving bits (widen).
+  __device__ __forceinline__ float widened(int e) const { return widen<W>(v, e); }
   // The first word of each 16-byte load (fixed_tie).
   __device__ __forceinline__ uint32_t first_words() const { return v.x; }
   // Keeps the compiler from widening the weights ahead of this point: hoisted out of a row loop,
@@ -189,6 +202,7 @@ struct RawWeight8<float> {
   __device__ __forceinline__ float get(int e) const {
     return e < 4 ? (&a.x)[e] : (&b.x)[e - 4];
   }
+  __device__ __forceinline__ float widened(int e) const { return get(e); }
   __device__ __forceinline__ uint32_t first_words() const {
     return __float_as_uint(a.x) ^ __float_as_uint(b.x);
   }

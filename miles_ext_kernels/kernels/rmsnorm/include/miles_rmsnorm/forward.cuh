@@ -12,7 +12,9 @@ namespace miles_rmsnorm {
 
 // y of one row, specialised on the contract (no per-element select): round((h * r) * w_eff) or
 // round(round(h * r) * w_eff). Index: the vector index type (32-bit in the loop-free kernel).
-template <typename XT, typename WT, int VPT, bool CAST, bool ZERO_CENTERED, typename Index>
+// WIDEN: h and w widened by moving bits (element), the same values.
+template <typename XT, typename WT, int VPT, bool CAST, bool ZERO_CENTERED, bool WIDEN = false,
+          typename Index>
 __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[VPT],
                                           const RawWeight8<WT> (&w)[VPT], float r, Index nv,
                                           int lane, int tpr) {
@@ -23,9 +25,10 @@ __device__ __forceinline__ void store_row(XT* __restrict__ yr, const uint4 (&h)[
       float out[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        float n = unpack<XT>(h[k], e) * r;
+        float n = element<XT, WIDEN>(h[k], e) * r;
         if (CAST) n = round_through<XT>(n);
-        out[e] = n * effective_weight(w[k].get(e), ZERO_CENTERED);
+        const float wk = WIDEN ? w[k].widened(e) : w[k].get(e);
+        out[e] = n * effective_weight(wk, ZERO_CENTERED);
       }
       store8_vector<XT>(yr + j * 8, out);
     }
@@ -55,15 +58,15 @@ constexpr bool kKeepRows = VPT == 2 && sizeof(WT) == 2;
 
 // The FP32 sum of squares of this thread's vectors of a row, in normalize_rows' order (a row's
 // bits depend on it; the row-loop kernels keep their own copy of the loop, whose accumulation
-// into the caller's zeroed sums compiles differently).
-template <typename XT, int VPT>
+// into the caller's zeroed sums compiles differently). WIDEN: see element.
+template <typename XT, int VPT, bool WIDEN = false>
 __device__ __forceinline__ float sum_of_squares(const uint4 (&h)[VPT]) {
   float ss = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      const float v = unpack<XT>(h[k], e);
+      const float v = element<XT, WIDEN>(h[k], e);
       ss += v * v;
     }
   }
@@ -112,12 +115,12 @@ __device__ __forceinline__ void store_row_for(RowContract c, XT* __restrict__ yr
 }
 
 // The residual form's h_new = round(h + u) of one vector (eight elements, summed in FP32 and
-// rounded once to the activation type).
-template <typename XT>
+// rounded once to the activation type). WIDEN: see element.
+template <typename XT, bool WIDEN = false>
 __device__ __forceinline__ uint4 residual_sum(uint4 h, uint4 u) {
   float sum[8];
 #pragma unroll
-  for (int e = 0; e < 8; ++e) sum[e] = unpack<XT>(h, e) + unpack<XT>(u, e);
+  for (int e = 0; e < 8; ++e) sum[e] = element<XT, WIDEN>(h, e) + element<XT, WIDEN>(u, e);
   return pack8<XT>(sum);
 }
 

@@ -20,21 +20,34 @@
 namespace miles_rmsnorm {
 
 // row_sums<1>'s sum of one row over TPR threads (whole warps), every thread of the row ending
-// with it: lane l reads warp partial l mod W (zero past the row's warps; W: the smallest power of
-// two holding them, warp_partials_width), and the W-lane butterfly adds what the full 32-lane
-// butterfly over the zero-padded partials adds, since that one's levels past W only add zeros
-// (sums of squares are never -0). Every thread of the CTA calls it (it synchronises the CTA).
+// with it. Its second level is a W-lane butterfly over the warp partials (zeros past the row's
+// warps; W: the smallest power of two holding them, warp_partials_width): the levels past W of
+// row_sums' 32-lane one only add zeros (sums of squares are never -0). Every lane of a butterfly
+// ends with lane 0's sum (its partner adds the same two values, swapped), so each thread computes
+// that sum itself from the partials in shared memory: level by level (offset o = W / 2 .. 1),
+// c[j] = c[j] + c[j + o] for j < o is lane j's addition, and the first level's additions of zero
+// padding are left out (c + 0 = c). A few vector loads and at most W - 1 independent additions a
+// level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81). Every
+// thread of the CTA calls it (it synchronises the CTA).
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
   constexpr int kWidth = warp_partials_width(kWarps);
   v = lane_sum_once(v, 32);
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  if (lane == 0) buffer[threadIdx.x >> 5] = v;
+  if ((threadIdx.x & 31) == 0) buffer[threadIdx.x >> 5] = v;
   __syncthreads();
-  const int slot = lane & (kWidth - 1);
-  v = slot < kWarps ? buffer[slot] : 0.0f;
-  return lane_sum_once(v, kWidth);
+  float c[kWidth];
+#pragma unroll
+  for (int j = 0; j < kWidth; ++j) c[j] = j < kWarps ? buffer[j] : 0.0f;
+#pragma unroll
+  for (int level = 1; level <= 5; ++level) {  // fixed trip counts: ptxas unrolls every width
+    const int o = kWidth >> level;
+#pragma unroll
+    for (int j = 0; j < kWidth / 2; ++j) {
+      if (j < o && (level > 1 || j + o < kWarps)) c[j] = c[j] + c[j + o];
+    }
+  }
+  return c[0];
 }
 
 // Zero, made from the first word of each of the weights' loads: an `and` with rows >> 32, which is
@@ -126,17 +139,17 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * Row::kHidden;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      h[k] = residual_sum<XT>(h[k], u[k]);
+      h[k] = residual_sum<XT, true>(h[k], u[k]);
       store_vector(hr + (lane + k * TPR) * 8, h[k]);
     }
   }
-  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT, true>(h), partials);
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) launder(h[k]);
   const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
-  store_row<XT, WT, VPT, Row::kCast, Row::kZeroCentered>(yr, h, w, r, Row::kNv, lane, TPR);
+  store_row<XT, WT, VPT, Row::kCast, Row::kZeroCentered, true>(yr, h, w, r, Row::kNv, lane, TPR);
   if (lane == 0) p.rstd[row] = r;
 }
 
@@ -168,12 +181,12 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   RawWeight8<WT> w[1];
   w[0].load_coherent(static_cast<const WT*>(p.w) + (lane + half * TPR) * 8);
   w[0].hold();
-  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT>(h), partials);
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT, true>(h), partials);
   if (!valid) return;
   const uint4 mine[1] = {half != 0 ? h[1] : h[0]};
   const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden + half * TPR * 8;
-  store_row<XT, WT, 1, Row::kCast, Row::kZeroCentered>(yr, mine, w, r, TPR, lane, TPR);
+  store_row<XT, WT, 1, Row::kCast, Row::kZeroCentered, true>(yr, mine, w, r, TPR, lane, TPR);
   if (lane == 0 && half == 0) p.rstd[row] = r;
 }
 
