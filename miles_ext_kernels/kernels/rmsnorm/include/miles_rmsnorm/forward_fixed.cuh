@@ -143,13 +143,40 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
       store_vector(hr + (lane + k * TPR) * 8, h[k]);
     }
   }
-  const float ss = fixed_row_sum<TPR>(sum_of_squares<XT, VPT, true>(h), partials);
-  if (!valid) return;
+  // y's operands widened once, before the row sum's barrier, where the CTA's warps wait with
+  // nothing to issue: the row's elements (its squares use them too) and, where they came with the
+  // row (WEIGHTS_FIRST), the effective weights.
+  float hf[VPT][8];
+  float wf[VPT][8];
+  float ss = 0.0f;
 #pragma unroll
-  for (int k = 0; k < VPT; ++k) launder(h[k]);
+  for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      hf[k][e] = element<XT, true>(h[k], e);
+      ss += hf[k][e] * hf[k][e];  // sum_of_squares' order
+      if constexpr (WEIGHTS_FIRST) {
+        wf[k][e] = effective_weight(w[k].widened(e), Row::kZeroCentered);
+        asm volatile("" : "+f"(wf[k][e]));
+      }
+    }
+  }
+  ss = fixed_row_sum<TPR>(ss, partials);
+  if (!valid) return;
   const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
-  store_row<XT, WT, VPT, Row::kCast, Row::kZeroCentered, true>(yr, h, w, r, Row::kNv, lane, TPR);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    float out[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      float n = hf[k][e] * r;
+      if (Row::kCast) n = round_through<XT>(n);
+      out[e] = n * (WEIGHTS_FIRST ? wf[k][e]
+                                  : effective_weight(w[k].widened(e), Row::kZeroCentered));
+    }
+    store8_vector<XT>(yr + (lane + k * TPR) * 8, out);
+  }
   if (lane == 0) p.rstd[row] = r;
 }
 
