@@ -26,9 +26,9 @@ namespace miles_rmsnorm {
 // ends with lane 0's sum (its partner adds the same two values, swapped), so each thread computes
 // that sum itself from the partials in shared memory: level by level (offset o = W / 2 .. 1),
 // c[j] = c[j] + c[j + o] for j < o is lane j's addition, and the first level's additions of zero
-// padding are left out (c + 0 = c). A few vector loads and at most W - 1 independent additions a
-// level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81). Every
-// thread of the CTA calls it (it synchronises the CTA).
+// padding are left out (c + 0 = c). A few vector loads and at most W - 1 additions, independent
+// within a level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81).
+// Every thread of the CTA calls it (it synchronises the CTA).
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
@@ -40,7 +40,7 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
 #pragma unroll
   for (int j = 0; j < kWidth; ++j) c[j] = j < kWarps ? buffer[j] : 0.0f;
 #pragma unroll
-  for (int level = 1; level <= 5; ++level) {  // fixed trip counts: ptxas unrolls every width
+  for (int level = 1; level <= 5; ++level) {  // fixed trip counts: unrolled at every width
     const int o = kWidth >> level;
 #pragma unroll
     for (int j = 0; j < kWidth / 2; ++j) {
