@@ -4,11 +4,12 @@
 // A small batch's time is one row's instruction path. forward_rows_kernel takes the row group's
 // width (tpr) and the hidden size at run time, so its path holds the group arithmetic, the bounds
 // of every vector and the butterfly's width; here they are constants, and the second level of the
-// row sum runs only the butterfly levels the row's warps need. The additions are
-// forward_rows_kernel's (the dropped levels add zeros), so y, rstd and h_new keep its bits.
+// row sum adds only the warp partials the row has (fixed_row_sum). The additions are
+// forward_rows_kernel's (the dropped ones add zeros), so y, rstd and h_new keep its bits.
 // Measured on the H200 (docs/kernels.md): 3-10% of a 2.1-4.7 us call at T = 16-256 without a
 // residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47); the
-// weights' loads first, 3-9% at T = 1 (step 48).
+// weights' loads first, 3-9% at T = 1 (step 48); BF16 widened by moving bits, the second level as
+// a local tree and y's operands widened before the barrier, 2-3% at T = 1-1024 (step 81).
 //
 // Rows are contiguous or row-strided (heads == 1: row * stride), never per-head views, which the
 // launcher gives forward_rows_kernel: a run-time per-head branch ahead of the row's loads, with its
