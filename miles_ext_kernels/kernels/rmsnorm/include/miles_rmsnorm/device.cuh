@@ -139,6 +139,8 @@ __device__ __forceinline__ void launder(float4& v) {
   asm volatile("" : "+f"(v.x), "+f"(v.y), "+f"(v.z), "+f"(v.w));
 }
 
+__device__ __forceinline__ void launder(float& v) { asm volatile("" : "+f"(v)); }
+
 // 16 bytes through a coherent global load (ld.global, not the read-only path).
 __device__ __forceinline__ uint4 load_coherent16(const void* p) {
   uint4 v;

@@ -56,6 +56,18 @@ __device__ __forceinline__ void load_row_vectors(const XT* __restrict__ row, boo
 template <typename WT, int VPT>
 constexpr bool kKeepRows = VPT == 2 && sizeof(WT) == 2;
 
+// sum_of_squares (below) of a thread's vectors already widened (v[k][e]: element e of vector k).
+template <int VPT>
+__device__ __forceinline__ float sum_of_squares(const float (&v)[VPT][8]) {
+  float ss = 0.0f;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) ss += v[k][e] * v[k][e];
+  }
+  return ss;
+}
+
 // The FP32 sum of squares of this thread's vectors of a row, in normalize_rows' order (a row's
 // bits depend on it; the row-loop kernels keep their own copy of the loop, whose accumulation
 // into the caller's zeroed sums compiles differently). WIDEN: see element.

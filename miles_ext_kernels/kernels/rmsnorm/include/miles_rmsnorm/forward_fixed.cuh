@@ -149,20 +149,18 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   // row (WEIGHTS_FIRST), the effective weights.
   float hf[VPT][8];
   float wf[VPT][8];
-  float ss = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       hf[k][e] = element<XT, true>(h[k], e);
-      ss += hf[k][e] * hf[k][e];  // sum_of_squares' order
       if constexpr (WEIGHTS_FIRST) {
         wf[k][e] = effective_weight(w[k].widened(e), Row::kZeroCentered);
-        asm volatile("" : "+f"(wf[k][e]));
+        launder(wf[k][e]);
       }
     }
   }
-  ss = fixed_row_sum<TPR>(ss, partials);
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<VPT>(hf), partials);
   if (!valid) return;
   const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
@@ -170,7 +168,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   for (int k = 0; k < VPT; ++k) {
     float out[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
+    for (int e = 0; e < 8; ++e) {  // store_row's arithmetic
       float n = hf[k][e] * r;
       if (Row::kCast) n = round_through<XT>(n);
       out[e] = n * (WEIGHTS_FIRST ? wf[k][e]
