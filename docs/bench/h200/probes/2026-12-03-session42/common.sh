@@ -2,7 +2,9 @@
 # Installs tvm-ffi and sets the environment; defines copy_tree (a copy of the repository with a
 # package from .device), small (build a tree's small-batch backward module), build_tree (every
 # module of the working tree), build_all (both: copies' small modules beside the tree's), sweep (session 28's window_sweep.py over SHAPES in a tree, into
-# $OUT/sweep_<label>.txt) and table (the sweeps side by side, table.py).
+# $OUT/sweep_<label>.txt) and table (the sweeps side by side, table.py). Session 46 added
+# fwd_build (a tree's forward modules), ab (session 41's rows.py over trees, labelled),
+# fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -10,6 +12,7 @@ export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_K
 D=docs/bench/h200/probes/2026-12-03-session42
 PKG=miles_ext_kernels/kernels/rmsnorm
 SWEEP_PY=$(pwd)/docs/bench/h200/probes/2026-12-01-session28/window_sweep.py
+ROWS_PY=$(pwd)/docs/bench/h200/probes/2026-12-03-session41/rows.py
 S="64:256,256:256,512:256,640:256,1024:256,1536:256,2048:256,768:512,1024:512,1536:512"
 export SHAPES="$S,512:1024,768:1024,1024:1024"
 t0=$(date +%s)
@@ -39,3 +42,42 @@ sweep() {  # tree label
   echo "sweep $2 $(( $(date +%s) - t0 )) s"
 }
 table() { python3 $D/table.py $OUT "$@"; }  # labels
+fwd_build() {  # tree label [jobs]: the tree's forward modules (miles_rmsnorm_fwd__h*)
+  local mods
+  mods=$(cd $1 && python3 -c "
+import json
+d = json.load(open('$PKG/build.json'))
+print(' '.join('--module ' + m for m in d['modules'] if m.startswith('miles_rmsnorm_fwd__h')))")
+  (cd $1 && timeout -s KILL 400 python3 -m miles_ext_kernels.cake build --arch sm_90a \
+    --jobs ${3:-8} $mods > /tmp/build_$2.log 2>&1 || { tail -20 /tmp/build_$2.log; exit 1; })
+}
+ab() {  # file op shapes "family weight"... -- "tree label"...: rows.py lines "label family weight {json}"
+  local file=$1 op=$2 shapes=$3 fams=() fam pair
+  shift 3
+  while [ "$1" != "--" ]; do fams+=("$1"); shift; done
+  shift
+  for pair in "$@"; do
+    for fam in "${fams[@]}"; do
+      set -- $pair $fam
+      (cd $1 && timeout -s KILL 120 python3 $ROWS_PY $op $3 $4 $shapes 2>/dev/null \
+        | sed "s/^/$2 $3 $4 /") >> $OUT/$file
+    done
+  done
+}
+fwd_record() {  # name candidates: the harness's record of the forward at T 1, 16, 64 -> $OUT/name.md
+  timeout -s KILL 200 python3 -m benchmarks.rmsnorm --device cuda --only fwd --rows 1,16,64 \
+    --candidates $2 --ours-backends first_party --no-plots --no-host-overhead \
+    --out /tmp/$1 > /tmp/$1.log 2>&1 || tail -5 /tmp/$1.log
+  cp /tmp/$1/results.md $OUT/$1.md; cp /tmp/$1/results.json $OUT/$1.json
+}
+slow_rows() {  # files...: the record rows at 2.85 us or more (ours), "file shape T us"
+  local f
+  for f in "$@"; do
+    grep "^| H=" $f | awk -F'|' -v f=$(basename $f) '{ if ($5+0 >= 2.85) print f, $2, $3, $5 }'
+  done
+}
+gpu_suite() {  # the GPU tests of the working tree -> $OUT/gpu_suite.log, its last lines shown
+  timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no \
+    tests/gpu 2>&1 | tee $OUT/gpu_suite.log | tail -2
+  echo "tests $(( $(date +%s) - t0 )) s"
+}

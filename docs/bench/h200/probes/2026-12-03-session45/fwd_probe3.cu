@@ -16,17 +16,11 @@
 #include <vector>
 #include "miles_rmsnorm/forward_fixed.cuh"
 #include "miles_rmsnorm/launch.h"
+#include "graph_timer.cuh"
 #include "probe_inputs.cuh"
 
 using namespace miles_rmsnorm;
 using bf16 = __nv_bfloat16;
-
-__global__ void fill(uint4* p, size_t n, uint32_t v) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    p[i] = make_uint4(v, v, v, v);
-  }
-}
 
 __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
@@ -80,42 +74,6 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   if (lane == 0) p.rstd[row] = r;
 }
 
-static uint4* g_fill;
-static const size_t kFillVectors = (256u << 20) / 16;
-
-template <typename F>
-static float time_cold(F launch, cudaStream_t s) {
-  const int n = 20;
-  auto build = [&](bool with_kernel) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    for (int i = 0; i < n; ++i) {
-      fill<<<132 * 8, 512, 0, s>>>(g_fill, kFillVectors, i);
-      if (with_kernel) launch(s);
-    }
-    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
-      printf("capture failed: %s\n", cudaGetErrorString(cudaGetLastError())); exit(1);
-    }
-    cudaGraphDestroy(g);
-    return ge;
-  };
-  auto run = [&](cudaGraphExec_t ge) {
-    cudaGraphLaunch(ge, s); cudaStreamSynchronize(s);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> v;
-    for (int rep = 0; rep < 15; ++rep) {
-      cudaEventRecord(a, s); cudaGraphLaunch(ge, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); v.push_back(ms * 1000.f / n);
-    }
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  cudaGraphExec_t gk = build(true), gf = build(false);
-  const float t = run(gk) - run(gf);
-  cudaGraphExecDestroy(gk); cudaGraphExecDestroy(gf);
-  return t;
-}
-
 using Kernel = void (*)(ForwardParams);
 
 static void launch(Kernel k, const ForwardParams& p, unsigned block, bool use_pdl, cudaStream_t s) {
@@ -158,17 +116,14 @@ static void shape(int rows, cudaStream_t s) {
     launch(v.k, p, TPR, v.use_pdl, s);
     cudaStreamSynchronize(s);
     cudaMemcpy(got.data(), p.y, bytes, cudaMemcpyDeviceToHost);
-    const float t = time_cold([&](cudaStream_t st) { launch(v.k, p, TPR, v.use_pdl, st); }, s);
+    const float t = time_cold_fill([&](cudaStream_t st) { launch(v.k, p, TPR, v.use_pdl, st); }, s);
     printf("%3d x %5d  %-24s %5.2f us  y %s\n", rows, hidden, v.name, t,
            got == ref ? "same" : "DIFFER");
   }
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaMalloc(&g_fill, kFillVectors * 16);
+  cudaStream_t s = probe_stream();  // and the 256 MB flush buffer
   for (int pass = 0; pass < 3; ++pass) {
     shape<384>(64, s);
     shape<256>(64, s);

@@ -17,17 +17,11 @@
 #include <vector>
 #include "miles_rmsnorm/forward_fixed.cuh"
 #include "miles_rmsnorm/launch.h"
+#include "graph_timer.cuh"
 #include "probe_inputs.cuh"
 
 using namespace miles_rmsnorm;
 using bf16 = __nv_bfloat16;
-
-__global__ void fill(uint4* p, size_t n, uint32_t v) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    p[i] = make_uint4(v, v, v, v);
-  }
-}
 
 template <bool WIDEN>
 __device__ __forceinline__ float el(const uint4& v, int e) {
@@ -159,43 +153,6 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   if (lane == 0) p.rstd[row] = r;
 }
 
-static uint4* g_fill;
-static const size_t kFillVectors = (256u << 20) / 16;
-
-template <typename F>
-static float time_cold(F launch, cudaStream_t s) {
-  const int n = 20;
-  auto build = [&](bool with_kernel) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    for (int i = 0; i < n; ++i) {
-      fill<<<132 * 8, 512, 0, s>>>(g_fill, kFillVectors, i);
-      if (with_kernel) launch(s);
-    }
-    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
-      printf("capture failed: %s\n", cudaGetErrorString(cudaGetLastError())); exit(1);
-    }
-    cudaGraphDestroy(g);
-    return ge;
-  };
-  auto run = [&](cudaGraphExec_t ge) {
-    cudaGraphLaunch(ge, s); cudaStreamSynchronize(s);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> v;
-    for (int rep = 0; rep < 15; ++rep) {
-      cudaEventRecord(a, s); cudaGraphLaunch(ge, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); v.push_back(ms * 1000.f / n);
-    }
-    std::sort(v.begin(), v.end());
-    cudaEventDestroy(a); cudaEventDestroy(b);
-    return v[v.size() / 2];
-  };
-  cudaGraphExec_t gk = build(true), gf = build(false);
-  const float t = run(gk) - run(gf);
-  cudaGraphExecDestroy(gk); cudaGraphExecDestroy(gf);
-  return t;
-}
-
 using Kernel = void (*)(ForwardParams);
 
 static void launch(Kernel k, const ForwardParams& p, unsigned block, cudaStream_t s) {
@@ -253,7 +210,7 @@ static void shape(Shape& sh, cudaStream_t s, bool first, std::vector<float>& tim
       if (!same) printf("%3d x %5d %s %-18s BITS DIFFER\n", sh.rows, sh.hidden,
                         sh.res ? "res  " : "plain", kv.first);
     }
-    times.push_back(time_cold([&](cudaStream_t st) { launch(kv.second, p, TPR, st); }, s));
+    times.push_back(time_cold_fill([&](cudaStream_t st) { launch(kv.second, p, TPR, st); }, s));
     ++i;
   }
 }
@@ -274,11 +231,8 @@ static Shape make(int rows, int tpr, bool res) {
 }
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IONBF, 0);
   const int passes = argc > 1 ? atoi(argv[1]) : 5;
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaMalloc(&g_fill, kFillVectors * 16);
+  cudaStream_t s = probe_stream();  // and the 256 MB flush buffer
   std::vector<Shape> shapes = {make(64, 384, true), make(64, 256, true), make(64, 512, true),
                                make(16, 384, true), make(1, 384, true), make(64, 384, false),
                                make(1, 128, false)};
