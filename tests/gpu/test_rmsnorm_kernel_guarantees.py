@@ -274,7 +274,8 @@ def _assert_first_rows_match(ref, x, w, rows, residual=None, where="", **contrac
         assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
 
 
-@pytest.mark.parametrize("hidden", [64, 256, 264, 896, 2048, 2880, 5632, 8192, 12288, 16384])
+@pytest.mark.parametrize("hidden", [64, 200, 256, 264, 896, 2048, 2880, 5632, 8192, 12288,
+                                    16384])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
                                       {"zero_centered_gamma": True},
                                       {"cast_before_weight_mul": True,
@@ -328,6 +329,42 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
     for rows in sorted(set(counts)):
         y, rstd = rmsnorm_forward(x[:rows], w, EPS, **FP)
         assert torch.equal(y, ref[0][:rows]) and torch.equal(rstd, ref[1][:rows]), rows
+
+
+# (hidden, rows, activation and weight dtypes, residual): each side of the spread window (3072
+# rows at H = 256) and of the FP32 weights' threshold (16384 rows), FP16 rows and weights, the
+# residual form, an H whose row is one warp with idle lanes (200: 25 vectors), and H next to the
+# rows of one warp (128: 16 lanes; 264: two vectors a thread).
+BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
+HALF_WARP_CALLS = [(256, 3072, BF16, BF16, False), (256, 3073, BF16, BF16, False),
+                   (256, 4100, BF16, FP32, False), (256, 16389, BF16, FP32, False),
+                   (256, 8195, FP16, FP16, False), (200, 16389, BF16, BF16, False),
+                   (256, 8195, BF16, BF16, True), (128, 16389, BF16, BF16, False),
+                   (264, 8195, BF16, BF16, False)]
+
+
+@pytest.mark.parametrize(("hidden", "rows", "x_dtype", "w_dtype", "residual"), HALF_WARP_CALLS)
+def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dtype, residual):
+    """forward_half_warp_kernel (a half-warp a row) runs exactly where spec.forward_half_warp
+    says, and every row of the call has the bits the same row gets as a small batch (the
+    one-warp loop-free kernel) under every contract, every element written."""
+    _skip_unless_first_party(hidden, residual=residual, dtype=x_dtype, weight_dtype=w_dtype)
+    x, w, _, u = _inputs(rows, hidden, seed=hidden + rows, x_dtype=x_dtype, w_dtype=w_dtype)
+    res = u if residual else None
+    names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS, residual=res, **FP))
+    assert names, "the profiler recorded no CUDA kernel"
+    ran = any("forward_half_warp_kernel" in name for name in names)
+    assert ran == rmsnorm_spec.forward_half_warp(rows, hidden, residual, w.element_size()), names
+    small = _forward_small_batch_rows(hidden)
+    for contract in SPLIT_CONTRACTS:
+        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
+        for start in range(0, rows, small):  # the same rows, small batch by small batch
+            part = slice(start, min(start + small, rows))
+            ref = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                                  **contract, **FP)
+            for name, a, b in zip(("y", "rstd", "h_new")[:len(got)], got, ref, strict=True):
+                assert torch.equal(a[part], b), (name, start, contract)
+        _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
 
 
 def test_loop_free_forward_reads_per_head_views_in_place():

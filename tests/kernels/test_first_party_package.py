@@ -58,6 +58,14 @@ int main() {
       }
     }
     std::printf("\n");
+    std::printf("halfwarp %ld", h);
+    const long half_warp_rows[] = {1, 3072, 3073, 4096, 16383, 16384, 65536};
+    for (long rows : half_warp_rows) {
+      for (int form = 0; form < 4; ++form) {  // residual | FP32 weights
+        std::printf(" %d", forward_half_warp(rows, h, (form & 1) != 0, form & 2 ? 4 : 2));
+      }
+    }
+    std::printf("\n");
     std::printf("split %ld", h);
     const long split_rows[] = {1, 2, 16, 17, 33, 64, 66, 67, 132, 133};
     for (long rows : split_rows) {
@@ -338,8 +346,17 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (7 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == (8 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
                           + len(rowcol) + 3)
+    # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
+    # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
+    assert SPEC.forward_half_warp(3073, 256, False, 2)
+    assert SPEC.forward_half_warp(16384, 136, False, 4)
+    assert not SPEC.forward_half_warp(3072, 256, False, 2)
+    assert not SPEC.forward_half_warp(16383, 256, False, 4)
+    assert not SPEC.forward_half_warp(65536, 256, True, 2)
+    assert not SPEC.forward_half_warp(65536, 128, False, 2)
+    assert not SPEC.forward_half_warp(65536, 264, False, 2)
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
               for sms in (132, 148) for residual in (False, True)]
@@ -383,6 +400,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
                                                     4 if form & 2 else 2, bool(form & 4)))
                     for rows in (1, 255, 256, 257, 1024, 1025) for form in range(8)]
+            assert list(map(int, numbers)) == want, line
+            continue
+        if kind == "halfwarp":  # calls past the spread window that take a half-warp a row
+            want = [int(SPEC.forward_half_warp(rows, int(hidden), bool(form & 1),
+                                               4 if form & 2 else 2))
+                    for rows in (1, 3072, 3073, 4096, 16383, 16384, 65536) for form in range(4)]
             assert list(map(int, numbers)) == want, line
             continue
         if kind == "split":  # CTAs a small batch's row is split over on a 132-SM GPU

@@ -105,7 +105,8 @@ FORWARD_SPREAD_CTAS = 384
 FORWARD_SPREAD_MAX_ROWS = 4096
 FORWARD_SPREAD_MAX_HIDDEN = 8192
 # From this many rows, past the spread window, a row group at H <= 256 computes two rows
-# (config.h's kForwardWideRowsMinRows; a launch choice, same bits).
+# (config.h's kForwardWideRowsMinRows; a launch choice, same bits), and FP32 weights take the
+# half-warp forward (forward_half_warp).
 FORWARD_WIDE_ROWS_MIN_ROWS = 16384
 # Up to FORWARD_SMALL_BATCH_CTAS CTAs' worth of rows (forward_small_batch_rows; config.h
 # mirrors it), a call on a loop-free grid is a small batch: the launcher takes the kernel's
@@ -253,6 +254,17 @@ def forward_spread_rows(cfg: dict[str, int], hidden: int) -> int:
     if hidden > FORWARD_SPREAD_MAX_HIDDEN:
         return forward_small_batch_rows(cfg)
     return min(cfg["groups"] * FORWARD_SPREAD_CTAS, FORWARD_SPREAD_MAX_ROWS)
+
+
+def forward_half_warp(rows: int, hidden: int, residual: bool, weight_bytes: int) -> bool:
+    """Whether a forward call of ``rows`` x ``hidden`` runs as a half-warp a row
+    (``forward_half_warp`` in forward_policy.h): the plain form past the spread window at the
+    hidden sizes whose rows take one warp of one vector a thread, with 2-byte weights, or FP32
+    ones from FORWARD_WIDE_ROWS_MIN_ROWS rows (a launch choice, same bits)."""
+    cfg = forward_config(hidden)
+    if residual or cfg["vpt"] != 1 or cfg["tpr"] != 32 or rows <= forward_spread_rows(cfg, hidden):
+        return False
+    return weight_bytes == 2 or rows >= FORWARD_WIDE_ROWS_MIN_ROWS
 
 
 def forward_small_batch_rows(cfg: dict[str, int]) -> int:

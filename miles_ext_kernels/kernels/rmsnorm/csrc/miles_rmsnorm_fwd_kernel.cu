@@ -183,7 +183,8 @@ struct ForwardLaunch {
     // (forward_split_kernel, split_row_ctas), and the fixed kernel's plain form may run as two
     // CTAs a row (fixed_forward_halves). Past the spread window, rows of at most one warp
     // fill CTAs of forward_config's groups instead, two rows a group at H <= 256 from 16384 rows
-    // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows).
+    // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows); rows of one
+    // warp may take a half-warp a row (forward_half_warp), as many rows a CTA.
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     // Streaming calls of the kKeepRows kernels: their evict_last instance or not (same bits).
@@ -206,6 +207,9 @@ struct ForwardLaunch {
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
       const bool small_batch =
           p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window;
+      const bool half_warp = !small_batch && miles_rmsnorm::forward_half_warp(
+                                                 p->rows, p->hidden, residual,
+                                                 static_cast<int>(sizeof(WT)));
       int device = 0;
       const bool known_device = small_batch && cudaGetDevice(&device) == cudaSuccess;
       const RowSplit split = known_device
@@ -245,6 +249,15 @@ struct ForwardLaunch {
           if (launched) return status;
           miles_rmsnorm::forward_rows_kernel<XT, WT, VPT, true, kForm>
               <<<rows_grid, rows_block, 0, stream>>>(q);
+        } else if (half_warp) {
+          // A half-warp a row (forward_half_warp_kernel, same bits), the grid's rows_per_cta rows
+          // a CTA: 16 from kForwardWideRowsMinRows rows, else 8.
+          if constexpr (VPT == 1 && (kForm & miles_rmsnorm::kResidual) == 0) {
+            miles_rmsnorm::forward_half_warp_kernel<XT, WT, kForm>
+                <<<rows_grid, dim3(static_cast<unsigned int>(rows_per_cta * 16)), 0, stream>>>(q);
+          } else {
+            return cudaErrorInvalidConfiguration;
+          }
         } else if (rows_per_group > 1) {
           // rows_per_group > 1 only where kForwardWideRows<VPT> > 1 and the form has no residual;
           // the grid counts rows_per_group rows a group, so no other kernel may take it.

@@ -453,6 +453,51 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
                                                                         lane, tpr);
 }
 
+// The plain form of rows of one warp (tpr 32, one vector a thread: H 136-256) past the spread
+// window, a half-warp a row (forward_policy.h: forward_half_warp), blockDim.x / 16 rows a CTA.
+// Lane l of a half holds vectors l and l + 16 of its row, the ones lanes l and l + 16 hold in
+// forward_rows_kernel. Adding their sums of squares in the thread is the first level of that
+// kernel's butterfly (offset 16: the same two values, in either order), the four levels left run
+// over the half-warp, and each vector's y is computed as there, so a row's rstd and y have the
+// same bits. A warp computes two rows with one four-level butterfly and one rstd a lane, where
+// forward_rows_kernel's two rows a group take two five-level butterflies and two rstds a lane.
+// FP32 weights load after the row sum, as forward_rows_kernel's two-row groups load them.
+template <typename XT, typename WT, int FORM>
+__global__ void __launch_bounds__(1024, kThreadsPerSm / 1024)
+    forward_half_warp_kernel(const ForwardParams p) {
+  static_assert((FORM & kResidual) == 0, "the plain form only");
+  constexpr bool LATE_WEIGHTS = sizeof(WT) == 4;
+  constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
+  constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
+  constexpr int kHalf = 16;
+  const int lane = static_cast<int>(threadIdx.x) & (kHalf - 1);
+  const int row = static_cast<int>(blockIdx.x * (blockDim.x / kHalf) + threadIdx.x / kHalf);
+  const bool valid = row < static_cast<int>(p.rows);
+  const int nv = static_cast<int>(p.hidden >> 3);
+  uint4 h[2];
+  load_row_vectors<XT, 2>(static_cast<const XT*>(p.x) +
+                              wide_row_offset(valid ? row : 0, p.heads != 1, p.heads, p.x_addr),
+                          valid, nv, lane, kHalf, h);
+  RawWeight8<WT> w[2];
+  if constexpr (!LATE_WEIGHTS) {
+    load_raw_weights<WT, 2>(static_cast<const WT*>(p.w), nv, lane, kHalf, w);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) w[k].hold();
+  }
+  const uint4 low[1] = {h[0]};
+  const uint4 high[1] = {h[1]};
+  float ss = sum_of_squares<XT, 1>(low) + sum_of_squares<XT, 1>(high);
+#pragma unroll
+  for (int offset = kHalf / 2; offset > 0; offset >>= 1) {
+    ss += __shfl_xor_sync(0xffffffffu, ss, offset);
+  }
+  if (!valid) return;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) launder(h[k]);
+  finish_loop_free_row<XT, WT, 2, LATE_WEIGHTS, kCast, kZeroCentered>(p, row, ss, h, w, nv, lane,
+                                                                      kHalf);
+}
+
 // The forward without a residual, its row loads staged through a per-thread cp.async ring of
 // kForwardRingStages stages in dynamic shared memory (forward_ring_bytes): the same arithmetic as
 // forward_kernel, so the same bits, but the bytes in flight no longer depend on how many CTAs

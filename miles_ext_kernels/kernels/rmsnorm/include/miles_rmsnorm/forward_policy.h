@@ -110,6 +110,23 @@ inline bool forward_keep_ring(int64_t rows, int64_t hidden) {
   return rows * hidden >= kKeepRingMinElements;
 }
 
+// Whether a call past the spread window whose rows take one warp each (forward_config: tpr 32,
+// one vector a thread; H 136-256) runs as a half-warp a row (forward_half_warp_kernel, the plain
+// form; same bits): with 2-byte weights at every such row count, with FP32 weights (which that
+// kernel loads after the row sum) from kForwardWideRowsMinRows rows. Measured on the H200 against
+// forward_rows_kernel (docs/kernels.md, step 82; two A/Bs): BF16 weights 3-12% faster from 8192
+// rows (16384 x 256 6.30 -> 5.55 us, 65536 x 256 19.00 -> 18.22), level at 4096; FP32 weights
+// 1-6% faster from 16384 rows, where forward_rows_kernel's two-row groups load them late too,
+// and 4-11% slower below (4096 x 256 3.04 -> 3.28), where it loads them with the row. The
+// residual form measured level to 2% slower.
+inline bool forward_half_warp(int64_t rows, int64_t hidden, bool residual, int weight_bytes) {
+  const RowConfig c = forward_config(hidden);
+  if (residual || c.vpt != 1 || c.tpr != 32 || rows <= forward_spread_rows(c, hidden)) {
+    return false;
+  }
+  return weight_bytes == 2 || rows >= kForwardWideRowsMinRows;
+}
+
 // Whether `hidden` has a forward_fixed_kernel instance.
 constexpr bool fixed_forward_hidden(int64_t hidden) {
   for (int i = 0; i < kFixedForwardCount; ++i) {
