@@ -287,7 +287,8 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
     its small-batch instance up to forward_small_batch_rows, then the 32-register one), and so
     does the plain form at every T for 136..8192 (spec.FORWARD_ROWS_HIDDEN); the reference comes
     from the row-loop kernels. Past the window, rows of at most one warp (H <= 512) take CTAs
-    of 256 threads and, at H <= 256, two rows a group (forward_rows_kernel's ROWS). Every row's
+    of 256 threads and, at H <= 256, two rows a group (forward_rows_kernel's ROWS), or the plain
+    form a half-warp a row at H 136-256 (forward_half_warp_kernel). Every row's
     y, rstd and h_new must have the same bits, every element written; with BF16 and FP32
     weights (FP32 ones load late past the small batches at two vectors a thread)."""
     _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
@@ -316,8 +317,9 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
     """FP32 weights past small batches and the latency window (forward_policy.h), on the
     records that give every row a group, take the loop-free kernel's form that loads the weights
     after the row reduction at two vectors a thread, with the row at one (H <= 256, one row a
-    group), and after it again in the two-row groups from FORWARD_WIDE_ROWS_MIN_ROWS rows; inside
-    either window, the early load. All must give the row loop's bits."""
+    group), and after it again from FORWARD_WIDE_ROWS_MIN_ROWS rows (two-row groups, or a
+    half-warp a row at H 136-256); inside either window, the early load. All must give the row
+    loop's bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
     limit = _forward_small_batch_rows(hidden)
     window = LATENCY_WINDOW_ELEMENTS // hidden
