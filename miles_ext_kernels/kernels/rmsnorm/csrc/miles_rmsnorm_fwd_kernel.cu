@@ -254,7 +254,9 @@ struct ForwardLaunch {
           // a CTA: 16 from kForwardWideRowsMinRows rows, else 8.
           if constexpr (VPT == 1 && (kForm & miles_rmsnorm::kResidual) == 0) {
             miles_rmsnorm::forward_half_warp_kernel<XT, WT, kForm>
-                <<<rows_grid, dim3(static_cast<unsigned int>(rows_per_cta * 16)), 0, stream>>>(q);
+                <<<rows_grid,
+                   dim3(static_cast<unsigned int>(rows_per_cta * miles_rmsnorm::kHalfWarp)), 0,
+                   stream>>>(q);
           } else {
             return cudaErrorInvalidConfiguration;
           }

@@ -462,6 +462,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 // same bits. A warp computes two rows with one four-level butterfly and one rstd a lane, where
 // forward_rows_kernel's two rows a group take two five-level butterflies and two rstds a lane.
 // FP32 weights load after the row sum, as forward_rows_kernel's two-row groups load them.
+constexpr int kHalfWarp = 16;  // threads of a row in forward_half_warp_kernel
+
 template <typename XT, typename WT, int FORM>
 __global__ void __launch_bounds__(1024, kThreadsPerSm / 1024)
     forward_half_warp_kernel(const ForwardParams p) {
@@ -469,7 +471,7 @@ __global__ void __launch_bounds__(1024, kThreadsPerSm / 1024)
   constexpr bool LATE_WEIGHTS = sizeof(WT) == 4;
   constexpr bool kCast = (FORM & kCastBeforeWeightMul) != 0;
   constexpr bool kZeroCentered = (FORM & kZeroCenteredGamma) != 0;
-  constexpr int kHalf = 16;
+  constexpr int kHalf = kHalfWarp;
   const int lane = static_cast<int>(threadIdx.x) & (kHalf - 1);
   const int row = static_cast<int>(blockIdx.x * (blockDim.x / kHalf) + threadIdx.x / kHalf);
   const bool valid = row < static_cast<int>(p.rows);
@@ -486,11 +488,7 @@ __global__ void __launch_bounds__(1024, kThreadsPerSm / 1024)
   }
   const uint4 low[1] = {h[0]};
   const uint4 high[1] = {h[1]};
-  float ss = sum_of_squares<XT, 1>(low) + sum_of_squares<XT, 1>(high);
-#pragma unroll
-  for (int offset = kHalf / 2; offset > 0; offset >>= 1) {
-    ss += __shfl_xor_sync(0xffffffffu, ss, offset);
-  }
+  const float ss = lane_sum(sum_of_squares<XT, 1>(low) + sum_of_squares<XT, 1>(high), kHalf);
   if (!valid) return;
 #pragma unroll
   for (int k = 0; k < 2; ++k) launder(h[k]);
