@@ -519,13 +519,14 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_small_batch_rows(hidden)
-    # The latency window's edge for BF16 rows, without and with a residual (the residual form's
-    # reaches further where the row loop is thread-bound: spec.forward_latency_window).
+    # The fixed kernel's reach for BF16 rows, without and with a residual: the small batches, and
+    # at H 2048-8192 the latency window past them (the residual form's reaches further where the
+    # row loop is thread-bound: spec.forward_latency_window).
     w_bytes = 4 if w_dtype == torch.float32 else 2
-    windows = {res: rmsnorm_spec.forward_latency_window_rows(hidden, res, w_bytes, True)
+    windows = {res: max(limit, rmsnorm_spec.forward_latency_window_rows(hidden, res, w_bytes,
+                                                                         True))
                for res in (False, True)}
-    assert min(windows.values()) > limit
-    total = max(windows.values()) + 300  # past the latency window: the reference is the row loop
+    total = max(windows.values()) + 300  # past the fixed kernel's reach: the reference's kernels
     for x_dtype in (torch.bfloat16, torch.float16):
         w_type = x_dtype if w_dtype != torch.float32 else w_dtype  # FP16 rows: FP16 or FP32 w
         x, w, _, u = _inputs(total, hidden, seed=hidden + 3, x_dtype=x_dtype, w_dtype=w_type)
@@ -569,11 +570,13 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
 
 
 # (hidden, rows): 2048 rows (past the small batches and the latency window at every H here) at
-# the row kernels' sizes, then calls large enough for the element-count rules (the residual's at
-# 2048 x 32768, the plain form's at 5120 x 65536) and the plain ring (H 8200-12288: past the
-# loop-free kernel's sizes) on both sides of its rule.
+# the row kernels' sizes, the hidden-size rules on both sides of their element count (4096 x 2048
+# under it, 4096 x 8192 and 8192 x 4096 at it), then calls large enough for the element-count
+# rules (the residual's at 2048 x 32768, the plain form's at 5120 x 65536) and the plain ring
+# (H 8200-12288: past the loop-free kernel's sizes) on both sides of its rule.
 EVICT_LAST_CALLS = [(2048, 2048), (4096, 2048), (5120, 2048), (8192, 2048), (16384, 2048),
-                    (2048, 32768), (5120, 65536), (10240, 4096), (10240, 16384)]
+                    (4096, 8192), (8192, 4096), (2048, 32768), (5120, 65536), (10240, 4096),
+                    (10240, 16384)]
 
 
 @pytest.mark.parametrize(("hidden", "rows"), EVICT_LAST_CALLS)

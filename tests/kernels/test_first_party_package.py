@@ -111,11 +111,11 @@ int main() {
   }
   std::printf("wide %lld\n", static_cast<long long>(kForwardWideRowsMinRows));
   std::printf("fixed");
-  for (int h : kFixedForwardHidden) {  // whole vectors a thread, rows of two warps or more
+  for (int h : kFixedForwardHidden) {  // whole vectors a thread, rows of whole warps
     constexpr RowConfig first = forward_config(kFixedForwardHidden[0]);  // usable as a constant
     static_assert(first.tpr > 0, "forward_config is constexpr");
     const RowConfig c = forward_config(h);
-    if (8 * c.vpt * c.tpr != h || c.tpr <= 32 || c.tpr % 32 != 0) return 4;
+    if (8 * c.vpt * c.tpr != h || c.tpr < 32 || c.tpr % 32 != 0) return 4;
     std::printf(" %d", h);
   }
   std::printf(" first %lld", static_cast<long long>(kFixedWeightsFirstRows));

@@ -277,8 +277,10 @@ def forward_small_batch_rows(cfg: dict[str, int]) -> int:
 # without a residual, take a forward instance of their own with BF16 activations
 # (forward_fixed_kernel, same bits; forward_policy.h mirrors the list), contiguous or row-strided
 # rows only (per-head views keep the run-time width: docs/kernels.md, step 80). Each is a whole
-# number of vectors a thread of forward_config, with rows of two warps or more.
-FORWARD_FIXED_HIDDEN = (2048, 4096, 5120, 6144, 8192)
+# number of vectors a thread of forward_config, with rows of whole warps (one at H 256 and 512);
+# H 16384 keeps the run-time width (step 83: 6% slower at 128 rows with FP32 weights).
+FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192,
+                        12288)
 
 # The fixed kernel loads the weights with the row (tied to its first use) always with a residual,
 # and for the plain form up to this many rows (fixed_forward_weights_first in forward_policy.h; a
@@ -297,8 +299,10 @@ def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
 # forward_keep_ring in forward_policy.h; measured on the H200, docs/kernels.md steps 72-74). The
 # loop-free kernel and the row loop (two vectors a thread, 2-byte weights): with a residual from
 # the first hidden size or the first element count, without one at the listed hidden sizes or
-# from the plain element count. The ring (every weight type): from its element count.
+# from the plain element count; the hidden-size rules from FORWARD_KEEP_ROWS_MIN_HIDDEN_ELEMENTS
+# only (step 83). The ring (every weight type): from its element count.
 FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN = 4096
+FORWARD_KEEP_ROWS_MIN_HIDDEN_ELEMENTS = 1 << 25
 FORWARD_KEEP_ROWS_MIN_RESIDUAL_ELEMENTS = 1 << 26
 FORWARD_KEEP_ROWS_PLAIN_HIDDEN = (4096, 8192)
 FORWARD_KEEP_ROWS_MIN_PLAIN_ELEMENTS = 1 << 28
@@ -309,11 +313,13 @@ def forward_keep_rows(rows: int, hidden: int, residual: bool) -> bool:
     """Whether a streaming forward call of ``rows`` x ``hidden`` loads its rows with an L2
     evict_last policy where its kernel (loop-free or row loop) has that instance
     (``forward_keep_rows`` in forward_policy.h)."""
+    elements = rows * hidden
+    by_hidden = elements >= FORWARD_KEEP_ROWS_MIN_HIDDEN_ELEMENTS
     if residual:
-        return (hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN
-                or rows * hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_ELEMENTS)
-    return (hidden in FORWARD_KEEP_ROWS_PLAIN_HIDDEN
-            or rows * hidden >= FORWARD_KEEP_ROWS_MIN_PLAIN_ELEMENTS)
+        return ((by_hidden and hidden >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_HIDDEN)
+                or elements >= FORWARD_KEEP_ROWS_MIN_RESIDUAL_ELEMENTS)
+    return ((by_hidden and hidden in FORWARD_KEEP_ROWS_PLAIN_HIDDEN)
+            or elements >= FORWARD_KEEP_ROWS_MIN_PLAIN_ELEMENTS)
 
 
 def forward_keep_ring(rows: int, hidden: int) -> bool:

@@ -9,7 +9,8 @@
 // Measured on the H200 (docs/kernels.md): 3-10% of a 2.1-4.7 us call at T = 16-256 without a
 // residual (step 45); with one, 0.3-0.45 us of a 2.5-3.6 us call at T = 16-64 (step 47); the
 // weights' loads first, 3-9% at T = 1 (step 48); BF16 widened by moving bits, the second level as
-// a local tree and y's operands widened before the barrier, 2-3% at T = 1-1024 (step 81).
+// a local tree and y's operands widened before the barrier, 2-3% at T = 1-1024 (step 81); rows of
+// one warp and more sizes, 3-22% at T = 1-256 (step 83).
 //
 // Rows are contiguous or row-strided (heads == 1: row * stride), never per-head views, which the
 // launcher gives forward_rows_kernel: a run-time per-head branch ahead of the row's loads, with its
@@ -29,26 +30,31 @@ namespace miles_rmsnorm {
 // c[j] = c[j] + c[j + o] for j < o is lane j's addition, and the first level's additions of zero
 // padding are left out (c + 0 = c). A few vector loads and at most W - 1 additions, independent
 // within a level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81).
-// Every thread of the CTA calls it (it synchronises the CTA).
+// A row of one warp (H 256 and 512) is the first level alone: no shared memory, no barrier (step
+// 83). Every thread of the CTA calls it (rows of several warps: it synchronises the CTA).
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
-  constexpr int kWidth = warp_partials_width(kWarps);
   v = lane_sum_once(v, 32);
-  if ((threadIdx.x & 31) == 0) buffer[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float c[kWidth];
+  if constexpr (kWarps == 1) {
+    return v;  // a row of one warp: row_sums' one butterfly is the whole sum
+  } else {
+    constexpr int kWidth = warp_partials_width(kWarps);
+    if ((threadIdx.x & 31) == 0) buffer[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float c[kWidth];
 #pragma unroll
-  for (int j = 0; j < kWidth; ++j) c[j] = j < kWarps ? buffer[j] : 0.0f;
+    for (int j = 0; j < kWidth; ++j) c[j] = j < kWarps ? buffer[j] : 0.0f;
 #pragma unroll
-  for (int level = 1; level <= 5; ++level) {  // fixed trip counts: unrolled at every width
-    const int o = kWidth >> level;
+    for (int level = 1; level <= 5; ++level) {  // fixed trip counts: unrolled at every width
+      const int o = kWidth >> level;
 #pragma unroll
-    for (int j = 0; j < kWidth / 2; ++j) {
-      if (j < o && (level > 1 || j + o < kWarps)) c[j] = c[j] + c[j + o];
+      for (int j = 0; j < kWidth / 2; ++j) {
+        if (j < o && (level > 1 || j + o < kWarps)) c[j] = c[j] + c[j + o];
+      }
     }
+    return c[0];
   }
-  return c[0];
 }
 
 // Zero, made from the first word of each of the weights' loads: an `and` with rows >> 32, which is
@@ -71,7 +77,7 @@ __device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], in
 // vectors a thread over TPR threads, the call's form FORM (kForwardFormMask bits).
 template <int VPT, int TPR, int FORM>
 struct FixedRow {
-  static_assert(TPR > 32 && TPR % 32 == 0, "a row of whole warps, more than one");
+  static_assert(TPR >= 32 && TPR % 32 == 0, "a row of whole warps");
   static constexpr int kNv = VPT * TPR;
   static constexpr int kHidden = 8 * kNv;
   static constexpr bool kRes = (FORM & kResidual) != 0;

@@ -36,11 +36,14 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
 // Hidden sizes whose small batches take a forward instance of their own (forward_fixed_kernel:
 // the row's width and bounds fixed at compile time, same bits), for BF16 activations in contiguous
 // or row-strided rows (per-head views have no instance: step 80); every other call takes
-// forward_rows_kernel. Each is a whole number of vectors a thread of rows of two or
-// more warps. Measured on the H200 (docs/kernels.md): 3-10% faster at T = 16-256 without a
-// residual (step 45), 0.3-0.45 us faster with one at T = 16-64 (step 47); rows of one warp
-// (H <= 512: 7-13% slower at T = 1) keep forward_rows_kernel.
-constexpr int kFixedForwardHidden[] = {2048, 4096, 5120, 6144, 8192};
+// forward_rows_kernel. Each is a whole number of vectors a thread of rows of whole warps.
+// Measured on the H200 (docs/kernels.md): 3-10% faster at T = 16-256 without a residual (step
+// 45), 0.3-0.45 us faster with one at T = 16-64 (step 47); the sizes of step 83 (rows of one
+// warp at 256 and 512, where fixed_row_sum needs no barrier, and 1024-3072, 7168, 12288) 3-22%
+// faster at T = 1-256 (1 x 1536 2.11 -> 1.87 us, the residual 16 x 1536 2.54 -> 1.98), 16384
+// (6% slower at 128 rows with FP32 weights) keeping forward_rows_kernel.
+constexpr int kFixedForwardHidden[] = {256,  512,  1024, 1536, 2048, 2560, 3072,
+                                       4096, 5120, 6144, 7168, 8192, 12288};
 constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedForwardHidden[0]);
 
 // Whether forward_fixed_kernel issues the weights' loads with the row's, tied to the row's first
@@ -85,11 +88,16 @@ inline bool fixed_forward_halves(int64_t rows, int64_t hidden, bool residual, in
 //   16384 x 8192 1.5% faster, 16384 x 4096 0.5-0.7%) and elsewhere from
 //   kKeepRowsMinPlainElements (65536 x 5120 +2.6%, level at 65536 x 7168 and 32768 x 16384),
 //   where smaller calls were 1.2-2.1% slower (H 512-3072, 7168 and 16384 at 16384 rows and less).
+// * Both of the hidden-size rules from kKeepRowsMinHiddenElements only (docs/kernels.md, step
+//   83): below it the rows pinned in L2 cost the next kernel more than the call gains, 1024 x
+//   4096 6.80 -> 6.04 us, 1024 x 8192 12.1 -> 10.4, 4096 x 4096 19.7 -> 18.2 and the residual
+//   1024 x 4096 11.9 -> 10.4 without the policy (2-14%), level at 8192 x 4096.
 // forward_keep_ring: the ring (forward_ring_kernel, every weight type; plain H 8200-12288 past
 // the small batches) from kKeepRingMinElements: 16384 x 10240 0.2-1.0% faster, 16384 x 12288
 // 2.5-2.7%, 65536 x 10240 and 65536 x 12288 4.1-4.2% (BF16 and FP32 weights alike); 16384 x 9216
 // level, 8192 x 10240 1.1% and 4096 x 12288 2.0% slower.
 constexpr int64_t kKeepRowsMinResidualHidden = 4096;
+constexpr int64_t kKeepRowsMinHiddenElements = int64_t{1} << 25;
 constexpr int64_t kKeepRowsMinResidualElements = int64_t{1} << 26;
 constexpr int64_t kKeepRowsPlainHidden[] = {4096, 8192};
 constexpr int64_t kKeepRowsMinPlainElements = int64_t{1} << 28;
@@ -98,10 +106,11 @@ constexpr int64_t kKeepRingMinElements = int64_t{16384} * 10240;
 inline bool forward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
   const int64_t elements = rows * hidden;
   if (residual) {
-    return hidden >= kKeepRowsMinResidualHidden || elements >= kKeepRowsMinResidualElements;
+    return (hidden >= kKeepRowsMinResidualHidden && elements >= kKeepRowsMinHiddenElements) ||
+           elements >= kKeepRowsMinResidualElements;
   }
   for (int64_t h : kKeepRowsPlainHidden) {
-    if (h == hidden) return true;
+    if (h == hidden && elements >= kKeepRowsMinHiddenElements) return true;
   }
   return elements >= kKeepRowsMinPlainElements;
 }
