@@ -385,15 +385,15 @@ def test_loop_free_forward_reads_per_head_views_in_place():
     assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
 
 
-@pytest.mark.parametrize("hidden", [2048, 5632, 6144, 8192])
+@pytest.mark.parametrize("hidden", [1024, 1280, 1536, 2048, 5632, 6144, 8192])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True,
                                           "zero_centered_gamma": True}])
 def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contract):
-    """Residual calls of up to 2^21 elements at H 2048-8192 (up to 1024 rows at 6144, whose row
-    loop is thread-bound) take the loop-free kernel's small-batch instance whatever their grid
-    (forward_policy.h), larger ones the 32-register instance inside the spread window (up to 384
-    rows at 8192) and the row loop past it: the rows on either side of the window's edge must
-    have the same y, rstd and h_new bits, every element written."""
+    """Residual calls of up to 2^21 elements at H 1024-8192 (up to 1024 rows at 6144, whose row
+    loop is thread-bound) take the small-batch path whatever their grid (forward_policy.h; the
+    fixed kernel at its sizes), larger ones the 32-register instance inside the spread window
+    (up to 384 rows at 8192) and the row loop past it: the rows on either side of the window's
+    edge must have the same y, rstd and h_new bits, every element written."""
     _skip_unless_first_party(hidden, residual=True)
     window = rmsnorm_spec.forward_latency_window_rows(hidden, True, 2, True)
     assert window == (1024 if hidden == 6144 else LATENCY_WINDOW_ELEMENTS // hidden)
@@ -520,7 +520,7 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_small_batch_rows(hidden)
     # The fixed kernel's reach for BF16 rows, without and with a residual: the small batches, and
-    # at H 2048-8192 the latency window past them (the residual form's reaches further where the
+    # at H 1024-8192 the latency window past them (the residual form's reaches further where the
     # row loop is thread-bound: spec.forward_latency_window).
     w_bytes = 4 if w_dtype == torch.float32 else 2
     windows = {res: max(limit, rmsnorm_spec.forward_latency_window_rows(hidden, res, w_bytes,

@@ -50,7 +50,7 @@ int main() {
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
     std::printf("latency %ld", h);
-    const long latency_rows[] = {1, 255, 256, 257, 1024, 1025};
+    const long latency_rows[] = {1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049};
     for (long rows : latency_rows) {
       for (int form = 0; form < 8; ++form) {  // residual | FP32 weights | BF16 rows
         std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2,
@@ -357,6 +357,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert not SPEC.forward_half_warp(65536, 256, True, 2)
     assert not SPEC.forward_half_warp(65536, 128, False, 2)
     assert not SPEC.forward_half_warp(65536, 264, False, 2)
+    # the latency window: H 1024-8192 up to 2^21 elements (2048 rows at 1024, 1365 at 1536)
+    assert SPEC.forward_latency_window(2048, 1024, True, 2, True)
+    assert not SPEC.forward_latency_window(2049, 1024, True, 2, True)
+    assert SPEC.forward_latency_window(1365, 1536, False, 2, True)
+    assert not SPEC.forward_latency_window(1365, 1536, False, 2, False)  # FP16 rows, BF16 weights
+    assert not SPEC.forward_latency_window(2048, 1016, True, 4, True)
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
               for sms in (132, 148) for residual in (False, True)]
@@ -399,7 +405,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
                                                     4 if form & 2 else 2, bool(form & 4)))
-                    for rows in (1, 255, 256, 257, 1024, 1025) for form in range(8)]
+                    for rows in (1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049)
+                    for form in range(8)]
             assert list(map(int, numbers)) == want, line
             continue
         if kind == "halfwarp":  # calls past the spread window that take a half-warp a row

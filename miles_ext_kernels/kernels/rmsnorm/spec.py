@@ -356,12 +356,13 @@ def fixed_forward_halves(rows: int, hidden: int, residual: bool, sms: int) -> bo
             and rows >= FORWARD_FIXED_HALVES_MIN_ROWS and 2 * rows <= sms)
 
 
-# Past the small batches, calls at H 2048..8192 of up to this many elements still take the
+# Past the small batches, calls at H 1024..8192 of up to this many elements still take the
 # small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of
-# FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured 7-15% faster on the H200 for the
-# first two, docs/kernels.md step 44, and 2-5% for the third in the harness, step 46).
+# FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured on the H200 7-15% faster for the
+# first two at H 2048-8192, docs/kernels.md step 44, 2-5% for the third, step 46; at H 1024-2047
+# step 84).
 FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
-FORWARD_LATENCY_WINDOW_HIDDEN = (2048, 8192)
+FORWARD_LATENCY_WINDOW_HIDDEN = (1024, 8192)
 
 
 # BF16 residual calls with BF16 weights at a fixed size whose row loop is thread-bound

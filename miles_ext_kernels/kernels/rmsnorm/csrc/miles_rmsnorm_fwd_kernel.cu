@@ -195,8 +195,9 @@ struct ForwardLaunch {
     if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
       miles_rmsnorm::ForwardParams q = *p;
       q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
-      const bool wide =
-          p->tpr <= 32 && p->rows > miles_rmsnorm::forward_spread_rows(c, p->hidden);
+      // The small-batch path's kernels compute a row a CTA (or a cluster): never wide groups.
+      const bool wide = !latency_window && p->tpr <= 32 &&
+                        p->rows > miles_rmsnorm::forward_spread_rows(c, p->hidden);
       if (wide) q.groups = c.groups;
       const int rows_per_group =
           wide && !residual && p->rows >= miles_rmsnorm::kForwardWideRowsMinRows

@@ -146,15 +146,19 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
 
 // Whether a call past the small batches (forward_small_batch_rows) still takes the small-batch
 // path (forward_fixed_kernel where it has an instance, else forward_rows_kernel with SMALL_BATCH:
-// one row a row group, up to 64 registers, the weights loaded with the row) instead of the
-// streaming kernels, at H 2048-8192 up to 2^21 elements (T <= 1024 at H = 2048, 256 at 8192):
-// the residual form, FP32 weights, and BF16 rows at the fixed instance's hidden sizes. There the
-// row loop (the residual form) and the 32-register instance, which loads FP32 weights after the
-// row reduction, measured 7-15% slower
-// (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13 against
-// 4.66; docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed one (512
-// x 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x 8192 with
-// a residual: 10.8 against 11.6 us).
+// one row a CTA, up to 64 registers, the weights loaded with the row) instead of the streaming
+// kernels, at H kLatencyWindowMinHidden-8192 up to kLatencyWindowElements (T <= 2048 at H =
+// 1024, 256 at 8192): the residual form, FP32 weights, and BF16 rows at the fixed instance's
+// hidden sizes. At H 2048-8192 the row loop (the residual form) and the 32-register instance,
+// which loads FP32 weights after the row reduction, measured 7-15% slower (256 x 4096 with a
+// residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13 against 4.66;
+// docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed one (512 x
+// 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x 8192 with a
+// residual: 10.8 against 11.6 us). At H 1024-2047 (step 84) the window measured 7-23% faster with
+// FP32 weights or a residual (1024 x 1536: FP32 weights 4.00 -> 3.31 us, the residual 5.95 ->
+// 4.68), 1-9% with BF16 weights at 1536 and level at 1024.
+constexpr int64_t kLatencyWindowMinHidden = 1024;
+constexpr int64_t kLatencyWindowMaxHidden = 8192;
 constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
 
 // Whether the row loop's residual form at `hidden` is held to at most
@@ -173,7 +177,7 @@ constexpr int64_t kLatencyWindowThreadBoundRows = 1024;
 
 inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, int weight_bytes,
                                    bool bf16_rows) {
-  if (hidden < 2048 || hidden > 8192) return false;
+  if (hidden < kLatencyWindowMinHidden || hidden > kLatencyWindowMaxHidden) return false;
   if (residual && bf16_rows && weight_bytes == 2 && fixed_forward_hidden(hidden) &&
       residual_row_loop_thread_bound(hidden) && rows <= kLatencyWindowThreadBoundRows) {
     return true;

@@ -1,0 +1,45 @@
+"""Session 49: the forward's outputs bit for bit between two builds, as position-weighted
+checksums computed on the GPU (large calls): y, rstd (and h_new) at BITS_CALLS ("TxH,..."),
+plain and residual, BF16 and FP32 weights, four contracts. `save FILE` in one tree, `check FILE`
+in the other."""
+import os
+import sys
+
+import torch
+
+from miles_ext_kernels.cake import rmsnorm_forward
+
+mode, path = sys.argv[1], sys.argv[2]
+dev = torch.device("cuda")
+CONTRACTS = [(False, False), (True, False), (False, True), (True, True)]
+
+
+def checksum(t: torch.Tensor) -> tuple[int, int]:
+    v = t.contiguous().view(torch.int16 if t.element_size() == 2 else torch.int32).flatten()
+    v = v.to(torch.int64)
+    pos = torch.arange(v.numel(), device=v.device, dtype=torch.int64) % 65521 + 1
+    return int(v.sum()), int((v * pos).sum())
+
+
+results = {}
+for call in os.environ["BITS_CALLS"].split(","):
+    t, h = (int(v) for v in call.split("x"))
+    for wname in ("bf16", "fp32"):
+        for res in (False, True):
+            gen = torch.Generator(device=dev).manual_seed(t * 7 + h)
+            x = torch.randn(t, h, device=dev, dtype=torch.bfloat16, generator=gen) * 3
+            u = torch.randn(t, h, device=dev, dtype=torch.bfloat16, generator=gen) if res else None
+            wd = torch.bfloat16 if wname == "bf16" else torch.float32
+            w = (torch.rand(h, device=dev, generator=gen) + 0.5).to(wd)
+            for zc, cast in CONTRACTS:
+                out = rmsnorm_forward(x, w, residual=u, zero_centered_gamma=zc,
+                                      cast_before_weight_mul=cast, backend="first_party",
+                                      strict=True)
+                results[(t, h, wname, res, zc, cast)] = tuple(checksum(o) for o in out)
+if mode == "save":
+    torch.save(results, path)
+    print(f"saved {len(results)} cases")
+else:
+    ref = torch.load(path)
+    bad = [k for k, v in results.items() if v != ref[k]]
+    print(f"{len(results) - len(bad)} of {len(results)} cases bit-equal; differ: {bad[:5]}")
