@@ -251,7 +251,10 @@ def _forward_small_batch_rows(hidden: int) -> int:
 
 def _row_loop_reference(x, w, residual, **contract):
     """y, rstd and h_new from the row-loop kernels: the residual form past the spread window
-    (a zero residual stands for none: h = x + 0 is x, randn in BF16 has no negative zeros)."""
+    (a zero residual stands for none: h = x + 0 is x, randn in BF16 has no negative zeros). BF16
+    rows at H 256 and 512 take the fixed kernel with 8 rows of one warp a CTA there instead
+    (spec.forward_fixed_rows), and calls in the latency window the small-batch path
+    (spec.forward_latency_window: up to 2^25 elements at H 520-1016)."""
     u = residual if residual is not None else torch.zeros_like(x)
     y, rstd, h = rmsnorm_forward(x, w, EPS, residual=u, **contract, **FP)
     if residual is None:
@@ -309,10 +312,7 @@ def test_loop_free_forward_gives_the_row_loop_forwards_bits(hidden, contract, re
         _assert_first_rows_match(ref, x, w, rows, res, **contract)
 
 
-LATENCY_WINDOW_ELEMENTS = rmsnorm_spec.FORWARD_LATENCY_WINDOW_ELEMENTS
-
-
-@pytest.mark.parametrize("hidden", [256, 2048, 5632, 8192])
+@pytest.mark.parametrize("hidden", [256, 896, 2048, 5632, 8192])
 def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
     """FP32 weights past small batches and the latency window (forward_policy.h), on the
     records that give every row a group, take the loop-free kernel's form that loads the weights
@@ -322,7 +322,7 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
     loop's bits."""
     _skip_unless_first_party(hidden, weight_dtype=torch.float32)
     limit = _forward_small_batch_rows(hidden)
-    window = LATENCY_WINDOW_ELEMENTS // hidden
+    window = rmsnorm_spec.latency_window_elements(hidden) // hidden
     counts = [1, limit, limit + 1, window, window + 1, window + 2000]
     if hidden <= 256:  # past the spread window, then past the two-row threshold
         counts += [_forward_spread_rows(hidden) + 37, rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS + 37]
@@ -369,6 +369,46 @@ def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dty
         _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
 
 
+# (hidden, rows, weight dtype, residual): each side of the small batches (1024 rows) and of the
+# spread window (3072 rows), CTAs of 8 rows ragged at the end, and residual calls well past the
+# window.
+FIXED_ROWS_CALLS = [(256, 1025, BF16, False), (256, 3072, FP32, False), (256, 3073, BF16, False),
+                    (512, 1024, BF16, True), (512, 2051, FP32, True), (512, 3075, BF16, False),
+                    (256, 16389, BF16, True), (512, 16389, FP32, True)]
+
+
+@pytest.mark.parametrize(("hidden", "rows", "w_dtype", "residual"), FIXED_ROWS_CALLS)
+def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, residual):
+    """BF16 rows of one warp at H 256 and 512 take the fixed kernel with forward_config's CTA (8
+    rows of one warp a CTA) exactly where spec.forward_fixed_rows says, and every row of the call
+    has the bits the same row gets in a small batch (one row a CTA) under every contract, every
+    element written; FP16 rows never take the fixed kernel."""
+    _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
+    x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 7, w_dtype=w_dtype)
+    res = u if residual else None
+    names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS, residual=res, **FP))
+    assert names, "the profiler recorded no CUDA kernel"
+    groups = rmsnorm_spec.forward_config(hidden)["groups"]
+    ctas = [int(m.group(1)) for name in names
+            if (m := re.search(r"forward_fixed_kernel<.*,\s*(\d+)>", name))]
+    assert (ctas == [groups]) == rmsnorm_spec.forward_fixed_rows(rows, hidden, residual), names
+    small = _forward_small_batch_rows(hidden)
+    for contract in SPLIT_CONTRACTS:
+        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
+        for start in range(0, rows, small):  # the same rows, small batch by small batch
+            part = slice(start, min(start + small, rows))
+            ref = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                                  **contract, **FP)
+            for name, a, b in zip(("y", "rstd", "h_new")[:len(got)], got, ref, strict=True):
+                assert torch.equal(a[part], b), (name, start, contract)
+        _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
+    w16 = w if w_dtype == FP32 else w.to(FP16)
+    names = _kernels_launched(functools.partial(
+        rmsnorm_forward, x.to(FP16), w16, EPS, residual=None if res is None else res.to(FP16),
+        **FP))
+    assert names and not any("forward_fixed_kernel" in name for name in names), names
+
+
 def test_loop_free_forward_reads_per_head_views_in_place():
     # 16412 rows: past the window and the two-row threshold; 3 tokens: inside the window.
     hidden, heads, tokens = 256, 4, 4103
@@ -385,18 +425,20 @@ def test_loop_free_forward_reads_per_head_views_in_place():
     assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
 
 
-@pytest.mark.parametrize("hidden", [1024, 1280, 1536, 2048, 5632, 6144, 8192])
+@pytest.mark.parametrize("hidden", [520, 896, 1024, 1280, 1536, 2048, 5632, 6144, 8192])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True,
                                           "zero_centered_gamma": True}])
 def test_residual_forward_keeps_its_bits_across_the_latency_window(hidden, contract):
     """Residual calls of up to 2^21 elements at H 1024-8192 (up to 1024 rows at 6144, whose row
-    loop is thread-bound) take the small-batch path whatever their grid (forward_policy.h; the
-    fixed kernel at its sizes), larger ones the 32-register instance inside the spread window
-    (up to 384 rows at 8192) and the row loop past it: the rows on either side of the window's
-    edge must have the same y, rstd and h_new bits, every element written."""
+    loop is thread-bound) and of up to 2^25 at H 520-1016 take the small-batch path whatever
+    their grid (forward_policy.h; the fixed kernel at its sizes), larger ones the 32-register
+    instance inside the spread window (up to 384 rows at 8192) and the row loop past it: the rows
+    on either side of the window's edge must have the same y, rstd and h_new bits, every element
+    written."""
     _skip_unless_first_party(hidden, residual=True)
     window = rmsnorm_spec.forward_latency_window_rows(hidden, True, 2, True)
-    assert window == (1024 if hidden == 6144 else LATENCY_WINDOW_ELEMENTS // hidden)
+    elements = rmsnorm_spec.latency_window_elements(hidden)
+    assert window == (1024 if hidden == 6144 else elements // hidden)
     assert window > _forward_small_batch_rows(hidden)
     total = window + 700
     x, w, _, u = _inputs(total, hidden, seed=hidden + 5)
@@ -521,34 +563,42 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     limit = _forward_small_batch_rows(hidden)
     # The fixed kernel's reach for BF16 rows, without and with a residual: the small batches, and
     # at H 1024-8192 the latency window past them (the residual form's reaches further where the
-    # row loop is thread-bound: spec.forward_latency_window).
+    # row loop is thread-bound: spec.forward_latency_window); at H 256 and 512, 8 rows a CTA past
+    # the small batches, the plain form up to the spread window, the residual one everywhere
+    # (spec.forward_fixed_rows).
     w_bytes = 4 if w_dtype == torch.float32 else 2
     windows = {res: max(limit, rmsnorm_spec.forward_latency_window_rows(hidden, res, w_bytes,
                                                                          True))
                for res in (False, True)}
-    total = max(windows.values()) + 300  # past the fixed kernel's reach: the reference's kernels
+    spread = _forward_spread_rows(hidden)
+    group_rows = rmsnorm_spec.forward_config(hidden)["groups"]
+    # past the fixed kernel's reach (but at H 256 and 512 with a residual): the reference's kernels
+    total = max(*windows.values(), spread) + 300
     for x_dtype in (torch.bfloat16, torch.float16):
         w_type = x_dtype if w_dtype != torch.float32 else w_dtype  # FP16 rows: FP16 or FP32 w
         x, w, _, u = _inputs(total, hidden, seed=hidden + 3, x_dtype=x_dtype, w_dtype=w_type)
         for contract, residual in itertools.product(SPLIT_CONTRACTS, (None, u)):
             ref = _row_loop_reference(x, w, residual, **contract)
             window = windows[residual is not None]
-            for rows in (1, 3, 16, limit, limit + 1, window, window + 1):
+            for rows in (1, 3, 16, limit, limit + 1, window, window + 1, spread, spread + 1):
                 _assert_first_rows_match(
                     ref, x, w, rows, residual,
                     f"x {x_dtype}, residual={residual is not None}, {contract}", **contract)
         for residual in (None, u):
             window = windows[residual is not None]
-            for rows in (3, window, window + 1):
+            for rows in (3, limit + 1, window, window + 1, spread, spread + 1):
                 names = _kernels_launched(functools.partial(
                     rmsnorm_forward, x[:rows], w, EPS,
                     residual=None if residual is None else residual[:rows], **FP))
                 fixed = [name for name in names if "forward_fixed_kernel" in name]
-                want = x_dtype == torch.bfloat16 and rows <= window
+                several = rmsnorm_spec.forward_fixed_rows(rows, hidden, residual is not None)
+                want = x_dtype == torch.bfloat16 and (rows <= window or several)
                 assert bool(fixed) == want, (rows, names)
-                if fixed:  # the order of fixed_forward_weights_first, the last template argument
+                if fixed:  # the last two template arguments: WEIGHTS_FIRST, then rows a CTA
                     first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
-                    assert re.search(rf",\s*{str(first).lower()}>", fixed[0]), (rows, fixed)
+                    tail = re.search(r",\s*(true|false),\s*(\d+)>", fixed[0])
+                    assert tail and tail.group(1) == str(first).lower(), (rows, fixed)
+                    assert int(tail.group(2)) == (group_rows if several else 1), (rows, fixed)
     # Per-head views ([T, heads, H] slices of a wider buffer, read in place) take the run-time
     # width kernel: the fixed kernel addresses rows as row * stride only. Same bits as the rows
     # copied out, which the fixed kernel serves.

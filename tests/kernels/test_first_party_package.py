@@ -20,6 +20,9 @@ from miles_ext_kernels.cake.packages import BuildJsonPackage, UnsupportedRouteEr
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "miles_ext_kernels" / "kernels" / "rmsnorm"
 SPEC = gen.load_spec(PACKAGE_DIR)
 
+# Row counts of the header dump's latency-window lines: both edges of each element limit.
+LATENCY_ROWS = (1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049, 33026, 33027, 64527, 64528)
+
 CONFIG_DUMP = r"""
 #include <cstdio>
 #include "miles_rmsnorm/backward_policy.h"
@@ -50,12 +53,19 @@ int main() {
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
     std::printf("latency %ld", h);
-    const long latency_rows[] = {1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049};
+    const long latency_rows[] = {1,    255,  256,   257,   1024,  1025, 1365,
+                                 1366, 2048, 2049, 33026, 33027, 64527, 64528};
     for (long rows : latency_rows) {
       for (int form = 0; form < 8; ++form) {  // residual | FP32 weights | BF16 rows
         std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2,
                                                   (form & 4) != 0));
       }
+    }
+    std::printf("\n");
+    std::printf("fixedrows %ld", h);
+    const long fixed_rows[] = {1, 1024, 1025, 2048, 3072, 3073, 65536, 1L << 30, (1L << 30) + 1};
+    for (long rows : fixed_rows) {
+      std::printf(" %d %d", forward_fixed_rows(rows, h, false), forward_fixed_rows(rows, h, true));
     }
     std::printf("\n");
     std::printf("halfwarp %ld", h);
@@ -346,7 +356,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (8 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == (9 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
                           + len(rowcol) + 3)
     # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
     # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
@@ -357,12 +367,26 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert not SPEC.forward_half_warp(65536, 256, True, 2)
     assert not SPEC.forward_half_warp(65536, 128, False, 2)
     assert not SPEC.forward_half_warp(65536, 264, False, 2)
-    # the latency window: H 1024-8192 up to 2^21 elements (2048 rows at 1024, 1365 at 1536)
+    # the latency window: H 1024-8192 up to 2^21 elements (2048 rows at 1024, 1365 at 1536),
+    # H 520-1016 (rows of two warps) up to 2^25 with a residual or FP32 weights
     assert SPEC.forward_latency_window(2048, 1024, True, 2, True)
     assert not SPEC.forward_latency_window(2049, 1024, True, 2, True)
     assert SPEC.forward_latency_window(1365, 1536, False, 2, True)
     assert not SPEC.forward_latency_window(1365, 1536, False, 2, False)  # FP16 rows, BF16 weights
-    assert not SPEC.forward_latency_window(2048, 1016, True, 4, True)
+    assert SPEC.forward_latency_window(33026, 1016, True, 4, True)
+    assert not SPEC.forward_latency_window(33027, 1016, True, 4, True)
+    assert SPEC.forward_latency_window(64527, 520, False, 4, False)
+    assert not SPEC.forward_latency_window(64528, 520, True, 2, True)
+    assert not SPEC.forward_latency_window(2048, 896, False, 2, True)  # no fixed instance
+    assert not SPEC.forward_latency_window(2048, 512, True, 4, True)
+    # the fixed kernel with 8 rows of one warp a CTA: H 256 and 512 past the small batches, the
+    # plain form up to the spread window (3072 rows)
+    assert SPEC.forward_fixed_rows(1025, 256, False) and SPEC.forward_fixed_rows(3072, 512, False)
+    assert not SPEC.forward_fixed_rows(1024, 256, True)
+    assert not SPEC.forward_fixed_rows(3073, 256, False)
+    assert SPEC.forward_fixed_rows(65536, 512, True)
+    assert not SPEC.forward_fixed_rows(2048, 1024, True)  # rows of two warps
+    assert not SPEC.forward_fixed_rows(2048, 248, True)  # no fixed instance
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
               for sms in (132, 148) for residual in (False, True)]
@@ -405,8 +429,13 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "latency":  # calls past the spread window that keep the small-batch instance
             want = [int(SPEC.forward_latency_window(rows, int(hidden), bool(form & 1),
                                                     4 if form & 2 else 2, bool(form & 4)))
-                    for rows in (1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049)
-                    for form in range(8)]
+                    for rows in LATENCY_ROWS for form in range(8)]
+            assert list(map(int, numbers)) == want, line
+            continue
+        if kind == "fixedrows":  # BF16 rows of one warp: the fixed kernel, 8 rows a CTA
+            want = [int(SPEC.forward_fixed_rows(rows, int(hidden), residual))
+                    for rows in (1, 1024, 1025, 2048, 3072, 3073, 65536, 1 << 30, (1 << 30) + 1)
+                    for residual in (False, True)]
             assert list(map(int, numbers)) == want, line
             continue
         if kind == "halfwarp":  # calls past the spread window that take a half-warp a row

@@ -273,14 +273,33 @@ def forward_small_batch_rows(cfg: dict[str, int]) -> int:
     return cfg["groups"] * FORWARD_SMALL_BATCH_CTAS
 
 
-# Hidden sizes whose small batches (forward_small_batch_rows and forward_latency_window), with or
-# without a residual, take a forward instance of their own with BF16 activations
-# (forward_fixed_kernel, same bits; forward_policy.h mirrors the list), contiguous or row-strided
-# rows only (per-head views keep the run-time width: docs/kernels.md, step 80). Each is a whole
-# number of vectors a thread of forward_config, with rows of whole warps (one at H 256 and 512);
-# H 16384 keeps the run-time width (step 83: 6% slower at 128 rows with FP32 weights).
+# Hidden sizes whose small batches (forward_small_batch_rows, forward_latency_window and
+# forward_fixed_rows), with or without a residual, take a forward instance of their own with BF16
+# activations (forward_fixed_kernel, same bits; forward_policy.h mirrors the list), contiguous or
+# row-strided rows only (per-head views keep the run-time width: docs/kernels.md, step 80). Each is
+# a whole number of vectors a thread of forward_config, with rows of whole warps (one at H 256 and
+# 512); H 16384 keeps the run-time width (step 83: 6% slower at 128 rows with FP32 weights).
 FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192,
                         12288)
+
+# BF16 rows of one warp at a size of FORWARD_FIXED_HIDDEN (H 256 and 512) take the fixed kernel
+# past the small batches with forward_config's CTA (its groups rows of one warp a CTA): the plain
+# form up to the spread window, the residual form at every row count up to this many rows
+# (forward_fixed_rows in forward_policy.h; a launch choice, same bits; measured on the H200,
+# docs/kernels.md step 85).
+FORWARD_FIXED_ROWS_MAX_ROWS = 1 << 30
+
+
+def forward_fixed_rows(rows: int, hidden: int, residual: bool) -> bool:
+    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous or row-strided) runs
+    as the fixed kernel with several rows of one warp a CTA (``forward_fixed_rows`` in
+    forward_policy.h)."""
+    cfg = forward_config(hidden)
+    if (hidden not in FORWARD_FIXED_HIDDEN or cfg["tpr"] != 32
+            or rows <= forward_small_batch_rows(cfg) or rows > FORWARD_FIXED_ROWS_MAX_ROWS):
+        return False
+    return residual or rows <= forward_spread_rows(cfg, hidden)
+
 
 # The fixed kernel loads the weights with the row (tied to its first use) always with a residual,
 # and for the plain form up to this many rows (fixed_forward_weights_first in forward_policy.h; a
@@ -356,13 +375,24 @@ def fixed_forward_halves(rows: int, hidden: int, residual: bool, sms: int) -> bo
             and rows >= FORWARD_FIXED_HALVES_MIN_ROWS and 2 * rows <= sms)
 
 
-# Past the small batches, calls at H 1024..8192 of up to this many elements still take the
+# Past the small batches, calls at H 520..8192 of up to this many elements (below
+# FORWARD_LATENCY_WINDOW_SHORT_ROWS_HIDDEN, rows of two warps: the short-row count) still take the
 # small-batch path when they have a residual, FP32 weights, or BF16 rows at a size of
 # FORWARD_FIXED_HIDDEN (forward_policy.h mirrors it; measured on the H200 7-15% faster for the
 # first two at H 2048-8192, docs/kernels.md step 44, 2-5% for the third, step 46; at H 1024-2047
-# step 84).
+# step 84, at H 520-1016 step 85).
 FORWARD_LATENCY_WINDOW_ELEMENTS = 1 << 21
-FORWARD_LATENCY_WINDOW_HIDDEN = (1024, 8192)
+FORWARD_LATENCY_WINDOW_HIDDEN = (520, 8192)
+FORWARD_LATENCY_WINDOW_SHORT_ROWS_HIDDEN = 1024
+FORWARD_LATENCY_WINDOW_SHORT_ELEMENTS = 1 << 25
+
+
+def latency_window_elements(hidden: int) -> int:
+    """The most elements of a forward call in the latency window at ``hidden``
+    (``latency_window_elements`` in forward_policy.h)."""
+    if hidden < FORWARD_LATENCY_WINDOW_SHORT_ROWS_HIDDEN:
+        return FORWARD_LATENCY_WINDOW_SHORT_ELEMENTS
+    return FORWARD_LATENCY_WINDOW_ELEMENTS
 
 
 # BF16 residual calls with BF16 weights at a fixed size whose row loop is thread-bound
@@ -389,7 +419,7 @@ def forward_latency_window(rows: int, hidden: int, residual: bool, weight_bytes:
             and residual_row_loop_thread_bound(hidden)
             and rows <= FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS):
         return True
-    if rows * hidden > FORWARD_LATENCY_WINDOW_ELEMENTS:
+    if rows * hidden > latency_window_elements(hidden):
         return False
     return residual or weight_bytes == 4 or (bf16_rows and hidden in FORWARD_FIXED_HIDDEN)
 
@@ -399,7 +429,7 @@ def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
     """The most rows a forward call at ``hidden`` of this form takes the small-batch path for
     past the small batches (0 where forward_latency_window admits none): the window is a prefix
     of the row counts."""
-    most = max(FORWARD_LATENCY_WINDOW_ELEMENTS // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
+    most = max(latency_window_elements(hidden) // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
     while most > 0 and not forward_latency_window(most, hidden, residual, weight_bytes, bf16_rows):
         most -= 1
     return most

@@ -126,7 +126,8 @@ cudaError_t for_form(int form, Fn&& fn) {
 // kernel has no per-head branch; per-head views take forward_rows_kernel, same bits); the order of
 // its loads is fixed_forward_weights_first's.
 // `halves` (fixed_forward_halves): the plain form at kFixedHalvesHidden as two CTAs a row
-// (forward_fixed_halves_kernel, twice the grid; same bits).
+// (forward_fixed_halves_kernel, twice the grid; same bits). q.groups > 1 (forward_fixed_rows, rows
+// of one warp only): forward_config's groups rows a CTA (the kernel's ROWS).
 template <typename XT, typename WT, int VPT, int FORM, int I = 0>
 cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 grid, dim3 block,
                                  bool halves, cudaStream_t stream, bool& launched) {
@@ -142,6 +143,21 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
           if (halves) {
             miles_rmsnorm::forward_fixed_halves_kernel<XT, WT, kShape.tpr, FORM>
                 <<<dim3(grid.x * 2), block, 0, stream>>>(q);
+            return cudaGetLastError();
+          }
+        }
+        if constexpr (kShape.tpr == 32) {
+          if (q.groups > 1) {
+            if (q.groups != kShape.groups) return cudaErrorInvalidConfiguration;
+            if constexpr (!kRes) {
+              if (!miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
+                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, 32, FORM, false, kShape.groups>
+                    <<<grid, block, 0, stream>>>(q);
+                return cudaGetLastError();
+              }
+            }
+            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, 32, FORM, true, kShape.groups>
+                <<<grid, block, 0, stream>>>(q);
             return cudaGetLastError();
           }
         }
@@ -184,7 +200,10 @@ struct ForwardLaunch {
     // CTAs a row (fixed_forward_halves). Past the spread window, rows of at most one warp
     // fill CTAs of forward_config's groups instead, two rows a group at H <= 256 from 16384 rows
     // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows); rows of one
-    // warp may take a half-warp a row (forward_half_warp), as many rows a CTA.
+    // warp may take a half-warp a row (forward_half_warp), as many rows a CTA. BF16 rows of one
+    // warp at the fixed kernel's sizes take it past the small batches with forward_config's
+    // groups of rows a CTA (forward_fixed_rows: the plain form in the spread window, the residual
+    // form at every row count), on a grid of their own.
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     // Streaming calls of the kKeepRows kernels: their evict_last instance or not (same bits).
@@ -192,11 +211,15 @@ struct ForwardLaunch {
     const bool latency_window = miles_rmsnorm::forward_latency_window(
         p->rows, p->hidden, residual, static_cast<int>(sizeof(WT)),
         std::is_same_v<XT, __nv_bfloat16>);
-    if ((slots >= p->rows && slots <= INT32_MAX) || latency_window) {
+    // BF16 rows of one warp at the fixed kernel's sizes: forward_config's CTA of them.
+    const bool fixed_rows = std::is_same_v<XT, __nv_bfloat16> && p->heads == 1 &&
+                            miles_rmsnorm::forward_fixed_rows(p->rows, p->hidden, residual);
+    if ((slots >= p->rows && slots <= INT32_MAX) || latency_window || fixed_rows) {
       miles_rmsnorm::ForwardParams q = *p;
-      q.groups = p->tpr >= 32 ? 1 : 32 / p->tpr;
-      // The small-batch path's kernels compute a row a CTA (or a cluster): never wide groups.
-      const bool wide = !latency_window && p->tpr <= 32 &&
+      q.groups = fixed_rows ? c.groups : p->tpr >= 32 ? 1 : 32 / p->tpr;
+      // The small-batch path's kernels compute a row a CTA (or a cluster), or fixed_rows' CTA
+      // of rows: never wide groups.
+      const bool wide = !latency_window && !fixed_rows && p->tpr <= 32 &&
                         p->rows > miles_rmsnorm::forward_spread_rows(c, p->hidden);
       if (wide) q.groups = c.groups;
       const int rows_per_group =
@@ -207,7 +230,7 @@ struct ForwardLaunch {
       const dim3 rows_grid(static_cast<unsigned int>((p->rows + rows_per_cta - 1) / rows_per_cta));
       const dim3 rows_block(static_cast<unsigned int>(q.groups * p->tpr));
       const bool small_batch =
-          p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window;
+          p->rows <= miles_rmsnorm::forward_small_batch_rows(c) || latency_window || fixed_rows;
       const bool half_warp = !small_batch && miles_rmsnorm::forward_half_warp(
                                                  p->rows, p->hidden, residual,
                                                  static_cast<int>(sizeof(WT)));

@@ -58,7 +58,8 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
 }
 
 // Zero, made from the first word of each of the weights' loads: an `and` with rows >> 32, which is
-// zero for any call of the fixed kernels (a CTA a row: fewer than 2^31 rows) but unknown to ptxas.
+// zero for any call of the fixed kernels (fewer than 2^31 rows: kFixedRowsMaxRows) but unknown to
+// ptxas.
 // OR-ed into a word of the row, it makes the row's first use wait for the weights, so that ptxas
 // issues their loads with the row's; without it ptxas sank them behind the row sum (a second
 // memory round trip in a cold call at T = 1; docs/kernels.md, step 80). Cold, the weights land
@@ -87,20 +88,26 @@ struct FixedRow {
 
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
 // a CTA of TPR threads, each holding VPT whole vectors (no bounds), rows at row * stride (heads ==
-// 1, see above). The launcher gives it forward_rows_kernel's grid and CTAs. With a residual
+// 1, see above). The launcher gives it forward_rows_kernel's grid and CTAs; rows of one warp may
+// instead come ROWS a CTA, a warp each (forward_fixed_rows: forward_config's CTA; rows of one
+// warp have no barrier, so each warp is a row of its own). With a residual
 // (kResidual in FORM) the row's u goes out with its x, and h_new = round(x + u) (residual_sum) is
 // stored before the row sum, as forward_rows_kernel's add_residual_row does. WEIGHTS_FIRST: the
 // weights' loads go out with the row's, tied to its first use (fixed_tie); else after the row's,
 // where ptxas places them.
-template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST>
+template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST, int ROWS = 1>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
   using Row = FixedRow<VPT, TPR, FORM>;
   static_assert(WEIGHTS_FIRST || !Row::kRes, "the residual form loads the weights first");
+  static_assert(ROWS == 1 || TPR == 32, "several rows a CTA: rows of one warp (no barrier)");
   __shared__ __align__(16) float partials[32];
-  __builtin_assume(threadIdx.x < TPR);  // one row group a CTA: no vector of the row needs a bound
-  const int lane = static_cast<int>(threadIdx.x);
-  const int row = static_cast<int>(blockIdx.x);
+  // ROWS row groups a CTA: no vector of the row needs a bound.
+  __builtin_assume(threadIdx.x < TPR * ROWS);
+  const int lane = ROWS == 1 ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
+  const int row = ROWS == 1 ? static_cast<int>(blockIdx.x)
+                            : static_cast<int>(blockIdx.x) * ROWS +
+                                  static_cast<int>(threadIdx.x >> 5);
   const bool valid = row < static_cast<int>(p.rows);
 
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through
@@ -119,10 +126,11 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   uint4 u[VPT];
   if constexpr (Row::kRes) {
     load_weights();
-    // Then the row, or nothing for a row past the end (a CTA is one row, so the whole CTA leaves
-    // and no barrier waits for it); both rows' vectors unmasked: with a predicate or a branch
-    // among their loads, ptxas began widening x, or summing a vector, before the last of u's loads
-    // went out, which then waited for a memory round trip (a cold call at T = 1 paid two).
+    // Then the row, or nothing for a row past the end (a CTA is one row, or ROWS rows of a warp
+    // each, so the whole row group leaves and no barrier waits for it); both rows' vectors
+    // unmasked: with a predicate or a branch among their loads, ptxas began widening x, or summing
+    // a vector, before the last of u's loads went out, which then waited for a memory round trip (a
+    // cold call at T = 1 paid two).
     if (!valid) return;
     const XT* xr = static_cast<const XT*>(p.x) + strided_row_offset(row, p.x_addr);
     const XT* ur = static_cast<const XT*>(p.u) + strided_row_offset(row, p.u_addr);

@@ -136,6 +136,9 @@ inline bool forward_half_warp(int64_t rows, int64_t hidden, bool residual, int w
   return weight_bytes == 2 || rows >= kForwardWideRowsMinRows;
 }
 
+// Most rows of a forward_fixed_kernel call: its row index is an int, with a CTA's rows to spare.
+constexpr int64_t kFixedRowsMaxRows = int64_t{1} << 30;
+
 // Whether `hidden` has a forward_fixed_kernel instance.
 constexpr bool fixed_forward_hidden(int64_t hidden) {
   for (int i = 0; i < kFixedForwardCount; ++i) {
@@ -144,22 +147,53 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
   return false;
 }
 
-// Whether a call past the small batches (forward_small_batch_rows) still takes the small-batch
-// path (forward_fixed_kernel where it has an instance, else forward_rows_kernel with SMALL_BATCH:
-// one row a CTA, up to 64 registers, the weights loaded with the row) instead of the streaming
-// kernels, at H kLatencyWindowMinHidden-8192 up to kLatencyWindowElements (T <= 2048 at H =
-// 1024, 256 at 8192): the residual form, FP32 weights, and BF16 rows at the fixed instance's
-// hidden sizes. At H 2048-8192 the row loop (the residual form) and the 32-register instance,
-// which loads FP32 weights after the row reduction, measured 7-15% slower (256 x 4096 with a
-// residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13 against 4.66;
-// docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed one (512 x
-// 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x 8192 with a
-// residual: 10.8 against 11.6 us). At H 1024-2047 (step 84) the window measured 7-23% faster with
-// FP32 weights or a residual (1024 x 1536: FP32 weights 4.00 -> 3.31 us, the residual 5.95 ->
-// 4.68), 1-9% with BF16 weights at 1536 and level at 1024.
-constexpr int64_t kLatencyWindowMinHidden = 1024;
+// Whether a call of BF16 rows at a hidden size of kFixedForwardHidden whose rows take one warp
+// (H 256 and 512) runs, past the small batches, as forward_fixed_kernel with forward_config's CTA:
+// its groups (8) rows of one warp a CTA (the kernel's ROWS; no barrier, same bits), the plain
+// form up to the spread window, the residual form at every row count up to kFixedRowsMaxRows.
+// Elsewhere the small-batch path or the streaming kernels run. Measured on the H200 against them
+// (docs/kernels.md, step 85; A R R A): the plain form at 2048 rows 9-24% faster (2048 x 256 2.97
+// -> 2.35 us, FP32 weights 2048 x 512 4.07 -> 3.07), level to 5% slower at 4096 and to 13% at
+// 16384 (past the spread window, where a row a warp has fewer bytes in flight than the wide rows
+// or a half-warp a row); the residual form 14-21% faster at 2048-4096 rows and 3-9% at
+// 16384-65536 (65536 x 256 36.06 -> 33.97 us), whose row loop holds a row a group in flight. At
+// 512-1024 rows (the small batches, one row a CTA) it measured 0.93-1.02.
+inline bool forward_fixed_rows(int64_t rows, int64_t hidden, bool residual) {
+  const RowConfig c = forward_config(hidden);
+  if (!fixed_forward_hidden(hidden) || c.tpr != 32 || rows <= forward_small_batch_rows(c) ||
+      rows > kFixedRowsMaxRows) {
+    return false;
+  }
+  return residual || rows <= forward_spread_rows(c, hidden);
+}
+
+// Whether a call past the small batches (forward_small_batch_rows) still takes the small-batch path
+// (forward_fixed_kernel where it has an instance, else forward_rows_kernel with SMALL_BATCH: one
+// row a CTA, up to 64 registers, the weights loaded with the row) instead of the streaming kernels,
+// at H kLatencyWindowMinHidden-8192 up to latency_window_elements (T <= 2048 at H = 1024, 256 at
+// 8192; below H 1024, rows of two warps, T <= 64527 at 520): the residual form, FP32 weights, and
+// BF16 rows at the fixed instance's hidden sizes. At H 2048-8192 the row loop (the residual form)
+// and the 32-register instance, which loads FP32 weights after the row reduction, measured 7-15%
+// slower (256 x 4096 with a residual: 5.15 against 4.51 us; 256 x 8192 with FP32 weights: 5.13
+// against 4.66; docs/kernels.md, step 44), and the streaming instance 2-8% slower than the fixed
+// one (512 x 2048: 3.14 against 2.88 us cold; step 46); past it the streaming kernels win (512 x
+// 8192 with a residual: 10.8 against 11.6 us). At H 1024-2047 (step 84) the window measured 7-23%
+// faster with FP32 weights or a residual (1024 x 1536: FP32 weights 4.00 -> 3.31 us, the residual
+// 5.95 -> 4.68), 1-9% with BF16 weights at 1536 and level at 1024. At H 520-1016 (step 85; rows of
+// two warps, no fixed instance, so FP32 weights and the residual form only) 4-15% faster up to 2^23
+// elements (2048 x 640 with FP32 weights 4.24 -> 3.61 us), 1.5-4% at 2^24-2^25 (32768 x 896: FP32
+// weights 31.49 -> 30.23, the residual 59.37 -> 57.82).
+constexpr int64_t kLatencyWindowMinHidden = 520;
 constexpr int64_t kLatencyWindowMaxHidden = 8192;
 constexpr int64_t kLatencyWindowElements = int64_t{1} << 21;
+constexpr int64_t kLatencyWindowShortRowsHidden = 1024;  // below it: kLatencyWindowShortElements
+constexpr int64_t kLatencyWindowShortElements = int64_t{1} << 25;
+
+// The most elements of a call in the latency window at `hidden`.
+constexpr int64_t latency_window_elements(int64_t hidden) {
+  return hidden < kLatencyWindowShortRowsHidden ? kLatencyWindowShortElements
+                                                : kLatencyWindowElements;
+}
 
 // Whether the row loop's residual form at `hidden` is held to at most
 // kForwardRingMaxResidentThreads threads an SM by its registers (the shape whose plain form takes
@@ -182,7 +216,7 @@ inline bool forward_latency_window(int64_t rows, int64_t hidden, bool residual, 
       residual_row_loop_thread_bound(hidden) && rows <= kLatencyWindowThreadBoundRows) {
     return true;
   }
-  if (rows * hidden > kLatencyWindowElements) return false;
+  if (rows * hidden > latency_window_elements(hidden)) return false;
   return residual || weight_bytes == 4 || (bf16_rows && fixed_forward_hidden(hidden));
 }
 
