@@ -369,20 +369,20 @@ def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dty
         _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
 
 
-# (hidden, rows, weight dtype, residual): each side of the small batches (1024 rows) and of the
-# spread window (3072 rows), CTAs of 8 rows ragged at the end, and residual calls well past the
-# window.
+# (hidden, rows, weight dtype, residual): each side of the rule's first row count (257) and of
+# the spread window (3072 rows), CTAs of 8 rows ragged at the end, and residual calls well past
+# the window.
 FIXED_ROWS_CALLS = [(256, 1025, BF16, False), (256, 3072, FP32, False), (256, 3073, BF16, False),
-                    (512, 1024, BF16, True), (512, 2051, FP32, True), (512, 3075, BF16, False),
-                    (256, 16389, BF16, True), (512, 16389, FP32, True)]
+                    (512, 256, BF16, True), (512, 257, FP32, True), (512, 2051, FP32, True),
+                    (512, 3075, BF16, False), (256, 16389, BF16, True), (512, 16389, FP32, True)]
 
 
 @pytest.mark.parametrize(("hidden", "rows", "w_dtype", "residual"), FIXED_ROWS_CALLS)
 def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, residual):
     """BF16 rows of one warp at H 256 and 512 take the fixed kernel with forward_config's CTA (8
     rows of one warp a CTA) exactly where spec.forward_fixed_rows says, and every row of the call
-    has the bits the same row gets in a small batch (one row a CTA) under every contract, every
-    element written; FP16 rows never take the fixed kernel."""
+    has the bits the same row gets in a batch of 256 rows (one row a CTA) under every contract,
+    every element written; FP16 rows never take the fixed kernel."""
     _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
     x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 7, w_dtype=w_dtype)
     res = u if residual else None
@@ -392,7 +392,7 @@ def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, resi
     ctas = [int(m.group(1)) for name in names
             if (m := re.search(r"forward_fixed_kernel<.*,\s*(\d+)>", name))]
     assert (ctas == [groups]) == rmsnorm_spec.forward_fixed_rows(rows, hidden, residual), names
-    small = _forward_small_batch_rows(hidden)
+    small = rmsnorm_spec.FORWARD_FIXED_ROWS_MIN_ROWS
     for contract in SPLIT_CONTRACTS:
         got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
         for start in range(0, rows, small):  # the same rows, small batch by small batch

@@ -287,6 +287,7 @@ FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144
 # form up to the spread window, the residual form at every row count up to this many rows
 # (forward_fixed_rows in forward_policy.h; a launch choice, same bits; measured on the H200,
 # docs/kernels.md step 85).
+FORWARD_FIXED_ROWS_MIN_ROWS = 256  # from more rows than this
 FORWARD_FIXED_ROWS_MAX_ROWS = 1 << 30
 
 
@@ -296,7 +297,7 @@ def forward_fixed_rows(rows: int, hidden: int, residual: bool) -> bool:
     forward_policy.h)."""
     cfg = forward_config(hidden)
     if (hidden not in FORWARD_FIXED_HIDDEN or cfg["tpr"] != 32
-            or rows <= forward_small_batch_rows(cfg) or rows > FORWARD_FIXED_ROWS_MAX_ROWS):
+            or rows <= FORWARD_FIXED_ROWS_MIN_ROWS or rows > FORWARD_FIXED_ROWS_MAX_ROWS):
         return False
     return residual or rows <= forward_spread_rows(cfg, hidden)
 

@@ -136,6 +136,9 @@ inline bool forward_half_warp(int64_t rows, int64_t hidden, bool residual, int w
   return weight_bytes == 2 || rows >= kForwardWideRowsMinRows;
 }
 
+// forward_fixed_rows from more than this many rows.
+constexpr int64_t kFixedRowsMinRows = 256;
+
 // Most rows of a forward_fixed_kernel call: its row index is an int, with a CTA's rows to spare.
 constexpr int64_t kFixedRowsMaxRows = int64_t{1} << 30;
 
@@ -148,19 +151,20 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
 }
 
 // Whether a call of BF16 rows at a hidden size of kFixedForwardHidden whose rows take one warp
-// (H 256 and 512) runs, past the small batches, as forward_fixed_kernel with forward_config's CTA:
-// its groups (8) rows of one warp a CTA (the kernel's ROWS; no barrier, same bits), the plain
-// form up to the spread window, the residual form at every row count up to kFixedRowsMaxRows.
-// Elsewhere the small-batch path or the streaming kernels run. Measured on the H200 against them
-// (docs/kernels.md, step 85; A R R A): the plain form at 2048 rows 9-24% faster (2048 x 256 2.97
-// -> 2.35 us, FP32 weights 2048 x 512 4.07 -> 3.07), level to 5% slower at 4096 and to 13% at
-// 16384 (past the spread window, where a row a warp has fewer bytes in flight than the wide rows
-// or a half-warp a row); the residual form 14-21% faster at 2048-4096 rows and 3-9% at
-// 16384-65536 (65536 x 256 36.06 -> 33.97 us), whose row loop holds a row a group in flight. At
-// 512-1024 rows (the small batches, one row a CTA) it measured 0.93-1.02.
+// (H 256 and 512) runs as forward_fixed_kernel with forward_config's CTA: its groups (8) rows of
+// one warp a CTA (the kernel's ROWS; no barrier, same bits), from more than kFixedRowsMinRows
+// rows, the plain form up to the spread window, the residual form at every row count up to
+// kFixedRowsMaxRows. Elsewhere one row a CTA (the small batches) or the streaming kernels run.
+// Measured on the H200 (docs/kernels.md, step 85; A W W A and W B B W W B): against one row a
+// CTA, 0.92-1.00 at 384-1024 rows (geomean 0.96; 1024 x 512 with FP32 weights 2.65 -> 2.45 us);
+// against the loop-free and streaming kernels, the plain form 10-29% faster at 1025-3072 rows
+// (3072 x 512 with FP32 weights 5.10 -> 3.64, 2048 x 256 3.04 -> 2.46), level to 5% slower at
+// 4096 and to 13% at 16384 (past the spread window, where a row a warp has fewer bytes in flight
+// than the wide rows or a half-warp a row); the residual form 14-24% faster at 1025-4096 rows and
+// 3-10% at 16384-65536 (65536 x 512 68.74 -> 66.58 us), where the row loop runs.
 inline bool forward_fixed_rows(int64_t rows, int64_t hidden, bool residual) {
   const RowConfig c = forward_config(hidden);
-  if (!fixed_forward_hidden(hidden) || c.tpr != 32 || rows <= forward_small_batch_rows(c) ||
+  if (!fixed_forward_hidden(hidden) || c.tpr != 32 || rows <= kFixedRowsMinRows ||
       rows > kFixedRowsMaxRows) {
     return false;
   }
