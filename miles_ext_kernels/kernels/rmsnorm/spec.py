@@ -283,11 +283,11 @@ FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144
                         12288)
 
 # BF16 rows of one warp at a size of FORWARD_FIXED_HIDDEN (H 256 and 512) take the fixed kernel
-# past the small batches with forward_config's CTA (its groups rows of one warp a CTA): the plain
-# form up to the spread window, the residual form at every row count up to this many rows
-# (forward_fixed_rows in forward_policy.h; a launch choice, same bits; measured on the H200,
-# docs/kernels.md step 85).
-FORWARD_FIXED_ROWS_MIN_ROWS = 256  # from more rows than this
+# with forward_config's CTA (its groups rows of one warp a CTA) from more than the first count of
+# rows: the plain form up to the spread window, the residual form at every row count up to the
+# second (forward_fixed_rows in forward_policy.h; a launch choice, same bits; measured on the
+# H200, docs/kernels.md step 85).
+FORWARD_FIXED_ROWS_MIN_ROWS = 256
 FORWARD_FIXED_ROWS_MAX_ROWS = 1 << 30
 
 
