@@ -430,6 +430,9 @@ def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
     """The most rows a forward call at ``hidden`` of this form takes the small-batch path for
     past the small batches (0 where forward_latency_window admits none): the window is a prefix
     of the row counts."""
+    low, high = FORWARD_LATENCY_WINDOW_HIDDEN
+    if not low <= hidden <= high:
+        return 0
     most = max(latency_window_elements(hidden) // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
     while most > 0 and not forward_latency_window(most, hidden, residual, weight_bytes, bf16_rows):
         most -= 1
