@@ -333,6 +333,21 @@ def test_fp32_weight_forward_keeps_its_bits_past_the_spread_window(hidden):
         assert torch.equal(y, ref[0][:rows]) and torch.equal(rstd, ref[1][:rows]), rows
 
 
+def _assert_batches_give_the_calls_bits(x, w, res, batch):
+    """For every contract: the forward of all of x's rows has, row for row, the bits of the same
+    rows in calls of ``batch`` rows, and writes every element (a poisoned y)."""
+    rows = x.shape[0]
+    for contract in SPLIT_CONTRACTS:
+        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
+        for start in range(0, rows, batch):
+            part = slice(start, min(start + batch, rows))
+            ref = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
+                                  **contract, **FP)
+            for name, a, b in zip(("y", "rstd", "h_new")[:len(got)], got, ref, strict=True):
+                assert torch.equal(a[part], b), (name, start, contract)
+        _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
+
+
 # (hidden, rows, activation and weight dtypes, residual): each side of the spread window (3072
 # rows at H = 256) and of the FP32 weights' threshold (16384 rows), FP16 rows and weights, the
 # residual form, an H whose row is one warp with idle lanes (200: 25 vectors), and H next to the
@@ -357,16 +372,7 @@ def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dty
     assert names, "the profiler recorded no CUDA kernel"
     ran = any("forward_half_warp_kernel" in name for name in names)
     assert ran == rmsnorm_spec.forward_half_warp(rows, hidden, residual, w.element_size()), names
-    small = _forward_small_batch_rows(hidden)
-    for contract in SPLIT_CONTRACTS:
-        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
-        for start in range(0, rows, small):  # the same rows, small batch by small batch
-            part = slice(start, min(start + small, rows))
-            ref = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
-                                  **contract, **FP)
-            for name, a, b in zip(("y", "rstd", "h_new")[:len(got)], got, ref, strict=True):
-                assert torch.equal(a[part], b), (name, start, contract)
-        _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
+    _assert_batches_give_the_calls_bits(x, w, res, _forward_small_batch_rows(hidden))
 
 
 # (hidden, rows, weight dtype, residual): each side of the rule's first row count (257) and of
@@ -392,16 +398,7 @@ def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, resi
     ctas = [int(m.group(1)) for name in names
             if (m := re.search(r"forward_fixed_kernel<.*,\s*(\d+)>", name))]
     assert (ctas == [groups]) == rmsnorm_spec.forward_fixed_rows(rows, hidden, residual), names
-    small = rmsnorm_spec.FORWARD_FIXED_ROWS_MIN_ROWS
-    for contract in SPLIT_CONTRACTS:
-        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
-        for start in range(0, rows, small):  # the same rows, small batch by small batch
-            part = slice(start, min(start + small, rows))
-            ref = rmsnorm_forward(x[part], w, EPS, residual=None if res is None else res[part],
-                                  **contract, **FP)
-            for name, a, b in zip(("y", "rstd", "h_new")[:len(got)], got, ref, strict=True):
-                assert torch.equal(a[part], b), (name, start, contract)
-        _assert_first_rows_match(got, x, w, rows, res, "poisoned", **contract)
+    _assert_batches_give_the_calls_bits(x, w, res, rmsnorm_spec.FORWARD_FIXED_ROWS_MIN_ROWS)
     w16 = w if w_dtype == FP32 else w.to(FP16)
     names = _kernels_launched(functools.partial(
         rmsnorm_forward, x.to(FP16), w16, EPS, residual=None if res is None else res.to(FP16),
