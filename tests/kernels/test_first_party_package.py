@@ -495,6 +495,22 @@ def test_row_groups_leave_fewer_than_a_warp_of_threads_idle(kind):
         assert c["block"] <= 1024 and c["block"] == c["groups"] * c["tpr"], (hidden, c)
 
 
+def test_forward_latency_window_rows_ends_the_windows_prefix():
+    # forward_latency_window_rows (the GPU tests' edge of the window) is the last row count of the
+    # window, which holds every smaller count, for every hidden size and form
+    for hidden in SPEC.supported_hidden_sizes():
+        for residual, weight_bytes, bf16_rows in itertools.product((False, True), (2, 4),
+                                                                   (False, True)):
+            form = (hidden, residual, weight_bytes, bf16_rows)
+            most = SPEC.forward_latency_window_rows(*form)
+            assert not SPEC.forward_latency_window(most + 1, *form), form
+            for rows in ({1, most // 2, most} if most else ()):
+                assert SPEC.forward_latency_window(rows, *form), (rows, form)
+    assert SPEC.forward_latency_window_rows(896, True, 2, True) == (1 << 25) // 896
+    assert SPEC.forward_latency_window_rows(6144, True, 2, True) == 1024  # thread-bound rows
+    assert SPEC.forward_latency_window_rows(896, False, 2, True) == 0  # no fixed instance
+
+
 def test_forward_spread_window_and_small_batches():
     # the spread window (a row group per row): 384 CTAs' worth of rows, at most 4096, up to
     # H = 8192; the small batches inside it, 128 CTAs' worth (config.h mirrors those)

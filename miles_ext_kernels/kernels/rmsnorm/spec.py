@@ -429,14 +429,11 @@ def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
                                 bf16_rows: bool) -> int:
     """The most rows a forward call at ``hidden`` of this form takes the small-batch path for
     past the small batches (0 where forward_latency_window admits none): the window is a prefix
-    of the row counts."""
-    low, high = FORWARD_LATENCY_WINDOW_HIDDEN
-    if not low <= hidden <= high:
-        return 0
-    most = max(latency_window_elements(hidden) // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
-    while most > 0 and not forward_latency_window(most, hidden, residual, weight_bytes, bf16_rows):
-        most -= 1
-    return most
+    of the row counts, the union of the thread-bound rows and the element count's rows."""
+    ends = (latency_window_elements(hidden) // hidden, FORWARD_LATENCY_WINDOW_THREAD_BOUND_ROWS)
+    return max((rows for rows in ends
+                if forward_latency_window(rows, hidden, residual, weight_bytes, bf16_rows)),
+               default=0)
 
 
 # A small batch's row may be split over a thread-block cluster of up to this many CTAs
