@@ -146,29 +146,26 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
             return cudaGetLastError();
           }
         }
+        // One instance for each load order (fixed_forward_weights_first; the residual form has
+        // only the weights-first one) and each count of rows a CTA.
+        const auto launch_rows = [&](auto rows_a_cta) {
+          constexpr int kRows = decltype(rows_a_cta)::value;
+          if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
+            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows>
+                <<<grid, block, 0, stream>>>(q);
+          } else if constexpr (!kRes) {
+            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false, kRows>
+                <<<grid, block, 0, stream>>>(q);
+          }
+          return cudaGetLastError();
+        };
         if constexpr (kShape.tpr == 32) {
           if (q.groups > 1) {
             if (q.groups != kShape.groups) return cudaErrorInvalidConfiguration;
-            if constexpr (!kRes) {
-              if (!miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
-                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, 32, FORM, false, kShape.groups>
-                    <<<grid, block, 0, stream>>>(q);
-                return cudaGetLastError();
-              }
-            }
-            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, 32, FORM, true, kShape.groups>
-                <<<grid, block, 0, stream>>>(q);
-            return cudaGetLastError();
+            return launch_rows(std::integral_constant<int, kShape.groups>{});
           }
         }
-        if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
-          miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true>
-              <<<grid, block, 0, stream>>>(q);
-        } else if constexpr (!kRes) {  // the residual form has no other instance
-          miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false>
-              <<<grid, block, 0, stream>>>(q);
-        }
-        return cudaGetLastError();
+        return launch_rows(std::integral_constant<int, 1>{});
       }
     }
     return launch_fixed_forward<XT, WT, VPT, FORM, I + 1>(q, grid, block, halves, stream,
