@@ -1,0 +1,63 @@
+"""Session 51: what torch.compile (Inductor) runs for the harness's FP32 formula where it leads
+ours (H 256 and 512, T 1024-65536): the Triton source of each generated kernel and the config its
+autotuner kept, then ours and it timed side by side (the harness's engine: CUDA graphs, L2 flush).
+  python inductor_dump.py 4096x256,16384x256 bf16|fp32"""
+import json
+import sys
+
+import torch
+import torch._inductor.codecache as codecache
+
+from benchmarks.rmsnorm import timing
+from benchmarks.rmsnorm.candidates import fp32_formula
+from miles_ext_kernels.cake import rmsnorm_forward
+
+shapes, w_name = sys.argv[1].split(","), sys.argv[2]
+device = torch.device("cuda")
+timer = timing.Timer(device)
+flush_us = timing.measure_flush_us(timer)
+w_dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[w_name]
+seen = set()
+rows = {}
+for shape in shapes:
+    t, h = (int(v) for v in shape.split("x"))
+    torch._dynamo.reset()
+    fn = torch.compile(fp32_formula, dynamic=False, fullgraph=True)
+    sets = [(torch.randn(t, h, device=device, dtype=torch.bfloat16),
+             torch.rand(h, device=device, dtype=w_dtype) + 0.5) for _ in range(2)]
+    with torch.no_grad():
+        fn(sets[0][0], sets[0][1], None)
+        torch.cuda.synchronize()
+    for mod in list(getattr(codecache.PyCodeCache, "modules", [])) + list(
+            getattr(codecache.PyCodeCache, "modules_no_attr", {}).values()):
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if not hasattr(obj, "launchers") or not obj.launchers:
+                continue
+            for ln in obj.launchers:
+                cfg = getattr(ln, "config", None)
+                key = (shape, name, str(cfg))
+                if key in seen:
+                    continue
+                seen.add(key)
+                print(f"KERNEL {shape} {w_name} {name}: {cfg} regs={getattr(ln, 'n_regs', '?')} "
+                      f"spills={getattr(ln, 'n_spills', '?')} shared={getattr(ln, 'shared', '?')}")
+                src = getattr(obj, "fn", None)
+                src = getattr(src, "src", None)
+                if src and (name, shape) not in seen:
+                    seen.add((name, shape))
+                    print(src)
+
+    def ours(i, sets=sets):
+        rmsnorm_forward(sets[i][0], sets[i][1], backend="first_party", strict=True)
+
+    def comp(i, sets=sets, fn=fn):
+        with torch.no_grad():
+            fn(sets[i][0], sets[i][1], None)
+
+    plan = timing.plan_samples(4 * t * h / 4.0e6 + 2.0, flush_us)
+    stats, errors = timing.measure({"ours": ours, "compile": comp}, timer, n_sets=2, plan=plan)
+    if errors:
+        raise SystemExit(errors)
+    rows[shape] = {k: round(v.median_us, 3) for k, v in stats.items()}
+print("TIMES", w_name, json.dumps(rows))
