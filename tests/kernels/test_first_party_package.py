@@ -20,7 +20,8 @@ from miles_ext_kernels.cake.packages import BuildJsonPackage, UnsupportedRouteEr
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "miles_ext_kernels" / "kernels" / "rmsnorm"
 SPEC = gen.load_spec(PACKAGE_DIR)
 
-# Row counts of the header dump's latency-window lines: both edges of each element limit.
+# Row counts of the header dump's latency-window lines: both edges of each element limit (written
+# into CONFIG_DUMP's C++ array, so the dump and the spec's side read one list).
 LATENCY_ROWS = (1, 255, 256, 257, 1024, 1025, 1365, 1366, 2048, 2049, 33026, 33027, 64527, 64528)
 
 CONFIG_DUMP = r"""
@@ -53,8 +54,7 @@ int main() {
                 static_cast<long long>(forward_small_batch_rows(forward_config(h))),
                 static_cast<long long>(forward_spread_rows(forward_config(h), h)));
     std::printf("latency %ld", h);
-    const long latency_rows[] = {1,    255,  256,   257,   1024,  1025, 1365,
-                                 1366, 2048, 2049, 33026, 33027, 64527, 64528};
+    const long latency_rows[] = {LATENCY_ROWS};
     for (long rows : latency_rows) {
       for (int form = 0; form < 8; ++form) {  // residual | FP32 weights | BF16 rows
         std::printf(" %d", forward_latency_window(rows, h, (form & 1) != 0, form & 2 ? 4 : 2,
@@ -343,7 +343,8 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_config_header_and_spec_tables_agree(tmp_path):
     source = tmp_path / "dump.cpp"
-    source.write_text(CONFIG_DUMP)
+    source.write_text(CONFIG_DUMP.replace("{LATENCY_ROWS}",
+                                          "{" + ", ".join(map(str, LATENCY_ROWS)) + "}"))
     exe = tmp_path / "dump"
     subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
                     "-o", str(exe)], check=True)
