@@ -371,7 +371,10 @@ def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dty
     names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS, residual=res, **FP))
     assert names, "the profiler recorded no CUDA kernel"
     ran = any("forward_half_warp_kernel" in name for name in names)
-    assert ran == rmsnorm_spec.forward_half_warp(rows, hidden, residual, w.element_size()), names
+    # BF16 rows at H 256 take the several-rows-a-warp kernel first (spec.forward_warp_rows)
+    warp_rows = x_dtype == BF16 and rmsnorm_spec.forward_warp_rows(rows, hidden, residual)
+    assert ran == (rmsnorm_spec.forward_half_warp(rows, hidden, residual, w.element_size())
+                   and not warp_rows), names
     _assert_batches_give_the_calls_bits(x, w, res, _forward_small_batch_rows(hidden))
 
 
@@ -404,6 +407,116 @@ def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, resi
         rmsnorm_forward, x.to(FP16), w16, EPS, residual=None if res is None else res.to(FP16),
         **FP))
     assert names and not any("forward_fixed_kernel" in name for name in names), names
+
+
+# (hidden, rows, weight dtype, row stride or None): each side of the spread window (3072 rows),
+# warps of the last CTA past the rows and ragged last warps (16 rows a CTA at H 256, 8 at 512),
+# FP32 weights, and row-strided rows (a [T, H] view of a wider buffer, read in place).
+WARP_ROWS_CALLS = [(256, 3072, BF16, None), (256, 3073, BF16, None), (256, 4110, FP32, None),
+                   (256, 16389, BF16, 320), (512, 3072, FP32, None), (512, 3075, BF16, None),
+                   (512, 8197, FP32, 768), (512, 16389, BF16, None)]
+
+
+@pytest.mark.parametrize(("hidden", "rows", "w_dtype", "stride"), WARP_ROWS_CALLS)
+def test_warp_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, stride):
+    """forward_fixed_warp_rows_kernel (4 / vpt rows a warp) runs exactly where
+    spec.forward_warp_rows says, and every row of the call has the bits the same row gets in a
+    batch of 256 rows (one row a CTA) under every contract, every element written; FP16 rows,
+    the residual form and per-head views never take it."""
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 13, w_dtype=w_dtype)
+    if stride is not None:
+        wide = torch.zeros(rows, stride, device=DEV, dtype=x.dtype)
+        wide[:, 32:32 + hidden] = x
+        x = wide[:, 32:32 + hidden]
+        assert x.stride(0) == stride
+    names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS, **FP))
+    assert names, "the profiler recorded no CUDA kernel"
+    ran = any("forward_fixed_warp_rows_kernel" in name for name in names)
+    assert ran == rmsnorm_spec.forward_warp_rows(rows, hidden, False), names
+    _assert_batches_give_the_calls_bits(x, w, None, rmsnorm_spec.FORWARD_FIXED_ROWS_MIN_ROWS)
+    others = [
+        functools.partial(rmsnorm_forward, x, w, EPS, residual=u, **FP),
+        functools.partial(rmsnorm_forward, x.to(FP16), w if w_dtype == FP32 else w.to(FP16),
+                          EPS, **FP),
+    ]
+    tokens = rows // 4
+    if rmsnorm_spec.forward_warp_rows(4 * tokens, hidden, False):
+        heads = torch.zeros(tokens, 5, hidden, device=DEV, dtype=x.dtype)  # 4 heads of 5
+        heads[:, :4] = x[:4 * tokens].reshape(tokens, 4, hidden)
+        others.append(functools.partial(rmsnorm_forward, heads[:, :4], w, EPS, **FP))
+    for call in others:
+        names = _kernels_launched(call)
+        assert names and not any("forward_fixed_warp_rows_kernel" in n for n in names), names
+
+
+RSTD_FAST_CHECK = r"""
+#include <cstdio>
+
+#include "miles_rmsnorm/forward.cuh"
+
+__global__ void check(unsigned long long* bad, unsigned int* first, unsigned long long* outside) {
+  const unsigned int lo = miles_rmsnorm::kRstdFastMinBits;
+  const unsigned int n = miles_rmsnorm::kRstdFastEndBits - lo;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * blockDim.x) {
+    const float v = __uint_as_float(lo + i);
+    if (!miles_rmsnorm::rstd_fast_range(v)) atomicAdd(outside, 1ull);
+    if (__float_as_uint(1.0f / sqrtf(v)) != __float_as_uint(miles_rmsnorm::rstd_fast(v))) {
+      atomicAdd(bad, 1ull);
+      atomicMin(first, lo + i);
+    }
+  }
+  // the range test's edges
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const unsigned int edges[] = {0u, lo - 1, miles_rmsnorm::kRstdFastEndBits, 0x7f800000u,
+                                  0x80000000u | lo};
+    for (unsigned int e : edges) {
+      if (miles_rmsnorm::rstd_fast_range(__uint_as_float(e))) atomicAdd(outside, 1ull << 32);
+    }
+  }
+}
+
+int main() {
+  unsigned long long *bad, *outside;
+  unsigned int* first;
+  cudaMallocManaged(&bad, sizeof(*bad));
+  cudaMallocManaged(&outside, sizeof(*outside));
+  cudaMallocManaged(&first, sizeof(*first));
+  *bad = 0;
+  *outside = 0;
+  *first = 0xffffffffu;
+  check<<<4096, 256>>>(bad, first, outside);
+  if (cudaDeviceSynchronize() != cudaSuccess) return 2;
+  std::printf("values %u differ %llu first 0x%08x outside %llu\n",
+              miles_rmsnorm::kRstdFastEndBits - miles_rmsnorm::kRstdFastMinBits, *bad, *first,
+              *outside);
+  return 0;
+}
+"""
+
+
+def test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range(tmp_path):
+    """rstd_fast (forward.cuh: the warp-rows kernel's branch-free rstd on sm_90) gives the bits
+    of 1.0f / sqrtf(v) for every float v whose bits lie in [kRstdFastMinBits,
+    kRstdFastEndBits) (about 1.9e9 values, on this GPU), and rstd_fast_range rejects the floats
+    next to the range, infinity and negative values."""
+    if torch.cuda.get_device_capability(DEV) != (9, 0):
+        pytest.skip("rstd_fast is used on sm_90 only (rows_rstd), the architecture it is "
+                    "checked on")
+    from miles_ext_kernels.cake.jit.toolchain import find_nvcc
+
+    source = tmp_path / "rstd_fast_check.cu"
+    source.write_text(RSTD_FAST_CHECK)
+    exe = tmp_path / "rstd_fast_check"
+    include = rmsnorm_spec.__file__.rsplit("/", 1)[0] + "/include"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-O3", "-arch=sm_90a", "-I", include,
+                    str(source), "-o", str(exe)], check=True, capture_output=True, timeout=300)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True,
+                         timeout=300).stdout.split()
+    values, differ, outside = int(out[1]), int(out[3]), int(out[7])
+    assert values > 1_900_000_000
+    assert (differ, outside) == (0, 0), out
 
 
 def test_loop_free_forward_reads_per_head_views_in_place():

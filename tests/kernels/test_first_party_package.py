@@ -68,6 +68,12 @@ int main() {
       std::printf(" %d %d", forward_fixed_rows(rows, h, false), forward_fixed_rows(rows, h, true));
     }
     std::printf("\n");
+    std::printf("warprows %ld", h);
+    const long warp_rows[] = {1, 3072, 3073, 16384, 1L << 30, (1L << 30) + 1};
+    for (long rows : warp_rows) {
+      std::printf(" %d %d", forward_warp_rows(rows, h, false), forward_warp_rows(rows, h, true));
+    }
+    std::printf("\n");
     std::printf("halfwarp %ld", h);
     const long half_warp_rows[] = {1, 3072, 3073, 4096, 16383, 16384, 65536};
     for (long rows : half_warp_rows) {
@@ -357,7 +363,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (9 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == (10 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
                           + len(rowcol) + 3)
     # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
     # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
@@ -436,6 +442,12 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "fixedrows":  # BF16 rows of one warp: the fixed kernel, 8 rows a CTA
             want = [int(SPEC.forward_fixed_rows(rows, int(hidden), residual))
                     for rows in (1, 256, 257, 2048, 3072, 3073, 65536, 1 << 30, (1 << 30) + 1)
+                    for residual in (False, True)]
+            assert list(map(int, numbers)) == want, line
+            continue
+        if kind == "warprows":  # BF16 rows of one warp past the spread window: 4 / vpt a warp
+            want = [int(SPEC.forward_warp_rows(rows, int(hidden), residual))
+                    for rows in (1, 3072, 3073, 16384, 1 << 30, (1 << 30) + 1)
                     for residual in (False, True)]
             assert list(map(int, numbers)) == want, line
             continue

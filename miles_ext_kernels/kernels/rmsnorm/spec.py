@@ -302,6 +302,21 @@ def forward_fixed_rows(rows: int, hidden: int, residual: bool) -> bool:
     return residual or rows <= forward_spread_rows(cfg, hidden)
 
 
+# BF16 rows (contiguous or row-strided) at these hidden sizes past the spread window take the
+# plain forms' several-rows-a-warp kernel, 4 / vpt rows a warp (forward_warp_rows in
+# forward_policy.h; a launch choice, same bits; measured on the H200, docs/kernels.md step 87).
+WARP_ROWS_HIDDEN = (256, 512)
+
+
+def forward_warp_rows(rows: int, hidden: int, residual: bool) -> bool:
+    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous or row-strided) runs
+    as forward_fixed_warp_rows_kernel (``forward_warp_rows`` in forward_policy.h): the plain
+    forms at WARP_ROWS_HIDDEN past the spread window, up to FORWARD_FIXED_ROWS_MAX_ROWS rows."""
+    if hidden not in WARP_ROWS_HIDDEN or residual or rows > FORWARD_FIXED_ROWS_MAX_ROWS:
+        return False
+    return rows > forward_spread_rows(forward_config(hidden), hidden)
+
+
 # The fixed kernel loads the weights with the row (tied to its first use) always with a residual,
 # and for the plain form up to this many rows (fixed_forward_weights_first in forward_policy.h; a
 # launch choice, same bits; measured on the H200, docs/kernels.md steps 48 and 80).

@@ -203,6 +203,27 @@ struct ForwardLaunch {
     // every row count), on a grid of their own.
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
+    // BF16 rows of one warp at H 256 and 512 past the spread window: 4 / VPT rows a warp
+    // (forward_warp_rows), on a grid of their own.
+    if constexpr (std::is_same_v<XT, __nv_bfloat16> && VPT <= 2) {
+      if (p->heads == 1 && p->hidden == 256 * VPT &&
+          miles_rmsnorm::forward_warp_rows(p->rows, p->hidden, residual)) {
+        constexpr int64_t kRowsACta =
+            int64_t{miles_rmsnorm::kWarpRowsWarps} * miles_rmsnorm::kWarpRowsPerWarp<VPT>;
+        const dim3 warp_rows_grid(static_cast<unsigned int>((p->rows + kRowsACta - 1) / kRowsACta));
+        const dim3 warp_rows_block(32 * miles_rmsnorm::kWarpRowsWarps);
+        return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
+          constexpr int kForm = decltype(form)::value;
+          if constexpr ((kForm & miles_rmsnorm::kResidual) == 0) {
+            miles_rmsnorm::forward_fixed_warp_rows_kernel<XT, WT, VPT, kForm>
+                <<<warp_rows_grid, warp_rows_block, 0, stream>>>(*p);
+            return cudaGetLastError();
+          } else {
+            return cudaErrorInvalidConfiguration;
+          }
+        });
+      }
+    }
     // Streaming calls of the kKeepRows kernels: their evict_last instance or not (same bits).
     const bool keep = miles_rmsnorm::forward_keep_rows(p->rows, p->hidden, residual);
     const bool latency_window = miles_rmsnorm::forward_latency_window(

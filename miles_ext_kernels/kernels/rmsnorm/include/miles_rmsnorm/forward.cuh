@@ -107,6 +107,59 @@ __device__ __forceinline__ float row_rstd(float sum_of_squares, RowContract c, f
   return row_rstd(sum_of_squares, c.hidden_f, eps);
 }
 
+// rstd_fast(v): 1.0f / sqrtf(v) with the same bits, without branches, for v whose bits lie in
+// [kRstdFastMinBits, kRstdFastEndBits) (rstd_fast_range). It is the fast path that ptxas (sm_90a,
+// nvcc 13.0) emits for sqrt.rn.f32 and then for rcp.rn.f32, written out: ptxas puts each of those
+// behind a range test and a branch to its slow path, so that a thread's several rows' rstds ran
+// one after another (docs/kernels.md, step 87). The lower bound is ptxas's own test for sqrt's
+// fast path (about 3.9e-31); below 2^127 sqrt(v) and its reciprocal stay normal, where the
+// reciprocal's fast path holds. Checked against 1.0f / sqrtf(v) on every float of the range on
+// the H200 (tests/gpu, test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range); used
+// on sm_90 only (rows_rstd), the one architecture it was checked on.
+constexpr uint32_t kRstdFastMinBits = 0x0d000000u;
+constexpr uint32_t kRstdFastEndBits = 0x7f000000u;
+
+__device__ __forceinline__ bool rstd_fast_range(float v) {
+  return __float_as_uint(v) - kRstdFastMinBits < kRstdFastEndBits - kRstdFastMinBits;
+}
+
+__device__ __forceinline__ float rstd_fast(float v) {
+  float y, s, h, e, q, r, t, nt;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+  asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(v), "f"(y));
+  asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(y));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(e) : "f"(-s), "f"(s), "f"(v));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(e), "f"(h), "f"(s));  // sqrt.rn(v)
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(q));
+  asm("fma.rn.f32 %0, %1, %2, 0fBF800000;" : "=f"(t) : "f"(r), "f"(q));
+  asm("neg.ftz.f32 %0, %1;" : "=f"(nt) : "f"(t));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(r), "f"(nt), "f"(r));  // rcp.rn(q)
+  return r;
+}
+
+// row_rstd of ROWS rows (r[i] from ss[i]), the same bits. On sm_90, where every row's mean square
+// plus eps lies in rstd_fast's range (one test for all, uniform across a warp whose lanes hold the
+// same sums), the rows' rstd_fast sequences, which ptxas interleaves; else row_rstd, row by row.
+template <int ROWS>
+__device__ __forceinline__ void rows_rstd(const float (&ss)[ROWS], float hidden_f, float eps,
+                                          float (&r)[ROWS]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  bool fast = true;
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) {
+    r[i] = ss[i] / hidden_f + eps;  // row_rstd's operand
+    fast = fast && rstd_fast_range(r[i]);
+  }
+  if (fast) {
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) r[i] = rstd_fast(r[i]);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < ROWS; ++i) r[i] = row_rstd(ss[i], hidden_f, eps);
+}
+
 // y of one row under the call's contract (a uniform branch to the specialised store).
 template <typename XT, typename WT, int VPT, typename Index>
 __device__ __forceinline__ void store_row_for(RowContract c, XT* __restrict__ yr,

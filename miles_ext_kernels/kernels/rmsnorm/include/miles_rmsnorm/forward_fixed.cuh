@@ -193,6 +193,91 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   if (lane == 0) p.rstd[row] = r;
 }
 
+// The plain forms of BF16 rows of one warp (H 256 and 512, forward_fixed_kernel's sizes) past
+// the spread window (forward_policy.h: forward_warp_rows), 4 / VPT rows a warp (kWarpRowsWarps
+// warps a CTA): every lane holds vectors lane + 32 k of each of its warp's rows, as
+// forward_fixed_kernel's lanes do, and the warp loads them all, then the weights once for its
+// rows (with the rows' loads: fixed_tie), sums each row's squares in the thread and over the warp
+// in one interleaved butterfly (lane_sums_once), and computes the rows' rstds together
+// (rows_rstd), so a row's rstd and y have forward_fixed_kernel's bits. torch.compile's layout at
+// these sizes (docs/kernels.md, steps 86-87); each element widened once, and the rows' addresses
+// as offsets from the warp's first row, where forward_rows_kernel's several-row groups take a
+// generic row address and widening per row (the instruction count was the gap: ncu, 434 against
+// Inductor's 268 warp instructions for four rows at H 256).
+constexpr int kWarpRowsWarps = 4;
+
+template <int VPT>
+constexpr int kWarpRowsPerWarp = 4 / VPT;
+
+// Up to 64 registers (1024 threads an SM), which hold a thread's 32 widened elements.
+template <typename XT, typename WT, int VPT, int FORM>
+__global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWarps))
+    forward_fixed_warp_rows_kernel(const ForwardParams p) {
+  constexpr int kRows = kWarpRowsPerWarp<VPT>;
+  using Row = FixedRow<VPT, 32, FORM>;
+  static_assert(!Row::kRes, "the plain forms only");
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int first = (static_cast<int>(blockIdx.x) * kWarpRowsWarps +
+                     static_cast<int>(threadIdx.x >> 5)) * kRows;
+  const int rows = static_cast<int>(p.rows);  // at most kFixedRowsMaxRows
+  if (first >= rows) return;  // a warp of the last CTA past the rows
+  const int64_t stride = p.x_addr.stride;  // rows at row * stride (heads == 1)
+  const XT* xr = static_cast<const XT*>(p.x) + static_cast<int64_t>(first) * stride + lane * 8;
+  const WT* wp = static_cast<const WT*>(p.w) + lane * 8;
+  RawWeight8<WT> w[VPT];
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].load_coherent(wp + k * 256);
+  uint4 h[kRows][VPT];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      h[i][k] = first + i < rows ? load_raw<XT>(xr + i * stride + k * 256)
+                                 : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  h[0][0].x |= fixed_tie<WT, VPT>(w, p.rows);
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) w[k].hold();
+  float hf[kRows][VPT][8];
+  float ss[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) hf[i][k][e] = element<XT, true>(h[i][k], e);
+    }
+    ss[i] = sum_of_squares<VPT>(hf[i]);
+  }
+  lane_sums_once<kRows>(ss, 32);
+  float r[kRows];
+  rows_rstd<kRows>(ss, static_cast<float>(Row::kHidden), p.eps, r);
+  float wf[VPT][8];
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) wf[k][e] = effective_weight(w[k].widened(e), Row::kZeroCentered);
+  }
+  XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(first) * Row::kHidden + lane * 8;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    if (first + i >= rows) return;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      float out[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {  // forward_fixed_kernel's arithmetic
+        float n = hf[i][k][e] * r[i];
+        if (Row::kCast) n = round_through<XT>(n);
+        out[e] = n * wf[k][e];
+      }
+      store8_vector<XT>(yr + i * Row::kHidden + k * 256, out);
+    }
+    if (lane == 0) p.rstd[first + i] = r[i];
+  }
+}
+
 // forward_fixed_kernel's plain form (weights after the row's loads) with two CTAs a row: CTA
 // 2 * row + half reads the whole row and sums it exactly as forward_fixed_kernel does (so rstd has
 // its bits), but loads the weights of, and stores y of, only vector k = half of its threads (the

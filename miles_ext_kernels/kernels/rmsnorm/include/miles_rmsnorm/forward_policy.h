@@ -171,6 +171,24 @@ inline bool forward_fixed_rows(int64_t rows, int64_t hidden, bool residual) {
   return residual || rows <= forward_spread_rows(c, hidden);
 }
 
+// Hidden sizes of forward_fixed_warp_rows_kernel (forward_fixed.cuh): the fixed kernel's sizes
+// whose rows take one warp (spec.WARP_ROWS_HIDDEN).
+constexpr int64_t kWarpRowsHidden[] = {256, 512};
+
+// Whether a call of BF16 rows (contiguous or row-strided) runs as forward_fixed_warp_rows_kernel
+// (4 / VPT rows a warp, same bits): the plain forms at kWarpRowsHidden past the spread window, up
+// to kFixedRowsMaxRows, with either weight type. Measured on the H200 (docs/kernels.md, step 87;
+// two machines, the same harness) against the kernels it replaces there (forward_half_warp_kernel
+// at H 256, forward_rows_kernel at 512): 0.87-1.00 of their time at 3073-65536 rows (16384 x 512
+// with FP32 weights 11.27 -> 9.87 us, 4096 x 512 3.96-4.13 -> 3.74), 3073 x 256 with FP32 weights
+// level (2.76-2.85 -> 2.85).
+inline bool forward_warp_rows(int64_t rows, int64_t hidden, bool residual) {
+  bool sized = false;
+  for (int64_t h : kWarpRowsHidden) sized = sized || h == hidden;
+  if (!sized || residual || rows > kFixedRowsMaxRows) return false;
+  return rows > forward_spread_rows(forward_config(hidden), hidden);
+}
+
 // Whether a call past the small batches (forward_small_batch_rows) still takes the small-batch path
 // (forward_fixed_kernel where it has an instance, else forward_rows_kernel with SMALL_BATCH: one
 // row a CTA, up to 64 registers, the weights loaded with the row) instead of the streaming kernels,
