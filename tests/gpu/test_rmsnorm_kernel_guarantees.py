@@ -1050,7 +1050,7 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(torch.int32 if t.element_size() == 4 else torch.int16)
 
 
-@pytest.mark.parametrize("hidden", [64, 128, 256, 896, 1536, 2048, 2880, 4096, 5120, 8192])
+@pytest.mark.parametrize("hidden", [64, 128, 200, 256, 896, 1536, 2048, 2880, 4096, 5120, 8192])
 @pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered", "fp32_w",
                                       "fp16_residual_cast"])
 def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, contract):

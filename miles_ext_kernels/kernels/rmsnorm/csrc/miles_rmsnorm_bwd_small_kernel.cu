@@ -34,11 +34,13 @@ struct SmallLaunch {
     return launch_batch<XT, WT, miles_rmsnorm::kSmallBackwardBatch>();
   }
 
-  // The kernel instance for the row's second-level butterfly width (0: a row of one warp).
+  // The kernel instance for the row's second-level butterfly width (1: a row of one whole warp,
+  // 0: of less than one).
   template <typename XT, typename WT>
   cudaError_t launch_one_row() const {
     const int warps = shape.tpr / 32;
-    switch (warps > 1 ? miles_rmsnorm::warp_partials_width(warps) : 0) {
+    switch (warps > 1 ? miles_rmsnorm::warp_partials_width(warps) : warps) {
+      case 1: return launch_one_row_width<XT, WT, 1>();
       case 2: return launch_one_row_width<XT, WT, 2>();
       case 4: return launch_one_row_width<XT, WT, 4>();
       case 8: return launch_one_row_width<XT, WT, 8>();

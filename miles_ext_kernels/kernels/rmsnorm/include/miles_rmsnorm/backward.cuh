@@ -508,6 +508,45 @@ __device__ __forceinline__ float dx_coefficient(float ri, float dot, float hidde
   return (ri * ri) * m;
 }
 
+// dx_coefficient of the rows of one call, for the latency-bound kernels of a few rows (hidden <
+// 2^24), with what depends on the hidden size alone formed before the row sum. Where H is a power
+// of two, dot / H is dot * (1 / H): both are the exact quotient rounded once (a scaling by a power
+// of two), so one multiply takes the place of the division's reciprocal, refinement and range
+// check after the sum. 1 / 2^k is formed from the exponent: 2^k is (127 + k) << 23, 2^-k
+// (127 - k) << 23. Same bits as dx_coefficient (docs/kernels.md step 88).
+struct DxCoefficient {
+  float hidden_f;
+  float inv_hidden;  // 1 / H where pow2
+  bool pow2;
+  __device__ __forceinline__ static DxCoefficient of(int64_t hidden) {
+    DxCoefficient c;
+    c.hidden_f = static_cast<float>(static_cast<int>(hidden));
+    c.inv_hidden = __int_as_float(0x7f000000 - __float_as_int(c.hidden_f));
+    c.pow2 = (hidden & (hidden - 1)) == 0;
+    return c;
+  }
+  __device__ __forceinline__ float operator()(float ri, float dot) const {
+    if (pow2) {
+      const float m = ri * (dot * inv_hidden);
+      return (ri * ri) * m;
+    }
+    return dx_coefficient(ri, dot, hidden_f);
+  }
+};
+
+// +0, computed from a loaded value v, for a row sum to start from: the sum then waits for v's
+// load, so ptxas issues that load with the row's instead of after they land (it did so with an
+// rstd needed only after the sum: a second memory round trip before dx; docs/kernels.md step 88),
+// as fixed_tie does for the forward's weights. rows: the call's row count (below 2^32: rows >> 32
+// is 0, which the compiler cannot see).
+__device__ __forceinline__ float zero_tied_to(float v, int64_t rows) {
+  uint32_t zero;
+  asm("and.b32 %0, %1, %2;"
+      : "=r"(zero)
+      : "r"(__float_as_uint(v)), "r"(static_cast<uint32_t>(rows >> 32)));
+  return __uint_as_float(zero);
+}
+
 // Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the
 // contract; `per_head` is p.heads != 1, `residual` the kResidual flag and `cast` the
 // kCastBeforeWeightMul flag (constants where the caller is specialised on them).

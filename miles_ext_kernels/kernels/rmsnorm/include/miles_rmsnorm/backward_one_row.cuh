@@ -67,9 +67,10 @@ __device__ __forceinline__ void one_row_vector(const BackwardParams& p, uint4 gr
 // backward_config(hidden).tpr threads; thread j holds vector j of the row (none past nv). The
 // contract (cast, zero-centred gamma) is read from the flags; RESIDUAL: the kResidual flag.
 // WIDTH: warp_partials_width of the row's warps where it has more than one (the first level then
-// spans 32 lanes), 0 for a row of one warp or less (its width read from blockDim): the same
-// butterflies with their widths known at compile time, so no jump table on the row's path
-// (3-8% of a one-row call at H 512-4096, docs/kernels.md step 58).
+// spans 32 lanes), 1 for a row of one whole warp (H 136-256), 0 for a row of less than one warp
+// (its width read from blockDim): the same butterflies with their widths known at compile time,
+// so no jump table on the row's path (3-8% of a one-row call at H 512-4096, docs/kernels.md step
+// 58; step 88 for the whole warp).
 template <typename XT, typename WT, bool RESIDUAL, int WIDTH>
 __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const BackwardParams p) {
   __shared__ float partials[32];
@@ -87,9 +88,14 @@ __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const Backwar
   uint4 ghraw = make_uint4(0u, 0u, 0u, 0u);
   if (RESIDUAL) ghraw = load_raw<XT>(static_cast<const XT*>(p.g_h) + jj * 8);
   w.hold();
-  float dot[1] = {live ? vector_dot<XT>(0.0f, graw, xraw, w, 0, j) : 0.0f};
+  const DxCoefficient coefficient = DxCoefficient::of(p.hidden);
+  // From +0 tied to the rstd, whose load then goes out with the row's (zero_tied_to). Summed on
+  // every thread (one past the row's vectors has read vector 0) and selected, not branched
+  // around: dx_vector then reuses the widened g and x and the products g * w from here.
+  const float own = vector_dot<XT>(zero_tied_to(r, p.rows), graw, xraw, w, 0, j);
+  float dot[1] = {live ? own : 0.0f};
   lane_sums_once<1>(dot, WIDTH > 0 ? 32 : tpr);
-  if constexpr (WIDTH > 0) {
+  if constexpr (WIDTH > 1) {
     const int row_warps = tpr / 32;
     const int lane = j & 31;
     if (lane == 0) partials[j >> 5] = dot[0];
@@ -99,7 +105,7 @@ __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const Backwar
     dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
   }
   if (!live) return;
-  const float b = dx_coefficient(r, dot[0], static_cast<float>(p.hidden));
+  const float b = coefficient(r, dot[0]);
   if (cast) {
     one_row_vector<XT, true, RESIDUAL>(p, graw, xraw, ghraw, r, b, w, j);
   } else {

@@ -106,7 +106,11 @@ __device__ __forceinline__ void row_cta_dx(const BackwardParams& p, const SmallB
                          row_offset(at, per_head, p.heads, p.gh_addr) + jj * 8);
   }
   w.hold();
-  float dot[1] = {live ? vector_dot<XT>(0.0f, graw, xraw, w, 0, j) : 0.0f};
+  const DxCoefficient coefficient = DxCoefficient::of(p.hidden);
+  // From +0 tied to the rstd, whose load then goes out with the row's (zero_tied_to). Summed on
+  // every thread and selected, as in the one-row kernel (backward_one_row.cuh).
+  const float own = vector_dot<XT>(zero_tied_to(r, p.rows), graw, xraw, w, 0, j);
+  float dot[1] = {live ? own : 0.0f};
   lane_sums_once<1>(dot, s.tpr < 32 ? s.tpr : 32);
   if (s.row_warps > 1) {
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -117,7 +121,7 @@ __device__ __forceinline__ void row_cta_dx(const BackwardParams& p, const SmallB
     dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
   }
   if (!valid || !live) return;
-  const float b = dx_coefficient(r, dot[0], static_cast<float>(p.hidden));
+  const float b = coefficient(r, dot[0]);
   float d[8];
   auto no_dw = [](int, float) {};
   if ((p.flags & kCastBeforeWeightMul) != 0) {
