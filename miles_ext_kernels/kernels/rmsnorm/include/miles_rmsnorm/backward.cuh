@@ -534,17 +534,12 @@ struct DxCoefficient {
   }
 };
 
-// +0, computed from a loaded value v, for a row sum to start from: the sum then waits for v's
+// +0 from a loaded value v (zero_after) for a row sum to start from: the sum then waits for v's
 // load, so ptxas issues that load with the row's instead of after they land (it did so with an
 // rstd needed only after the sum: a second memory round trip before dx; docs/kernels.md step 88),
-// as fixed_tie does for the forward's weights. rows: the call's row count (below 2^32: rows >> 32
-// is 0, which the compiler cannot see).
+// as fixed_tie does for the forward's weights. rows: the call's row count (below 2^32).
 __device__ __forceinline__ float zero_tied_to(float v, int64_t rows) {
-  uint32_t zero;
-  asm("and.b32 %0, %1, %2;"
-      : "=r"(zero)
-      : "r"(__float_as_uint(v)), "r"(static_cast<uint32_t>(rows >> 32)));
-  return __uint_as_float(zero);
+  return __uint_as_float(zero_after(__float_as_uint(v), rows));
 }
 
 // Writes dx of row `i` of `rows` (and adds its exact products into acc), dispatching on the

@@ -69,9 +69,7 @@ __device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], in
   uint32_t words = 0;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) words ^= w[k].first_words();
-  uint32_t zero;
-  asm("and.b32 %0, %1, %2;" : "=r"(zero) : "r"(words), "r"(static_cast<uint32_t>(rows >> 32)));
-  return zero;
+  return zero_after(words, rows);
 }
 
 // The compile-time shape and contract of a fixed-size row (the fixed kernels below): VPT whole
