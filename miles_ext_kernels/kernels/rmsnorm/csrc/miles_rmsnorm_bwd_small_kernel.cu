@@ -50,13 +50,28 @@ struct SmallLaunch {
     }
   }
 
+  // The instance for the call's contract (cast before the weight multiply, zero-centred gamma).
   template <typename XT, typename WT, int WIDTH>
   cudaError_t launch_one_row_width() const {
+    constexpr int kCast = miles_rmsnorm::kCastBeforeWeightMul;
+    constexpr int kZero = miles_rmsnorm::kZeroCenteredGamma;
+    switch (p->flags & (kCast | kZero)) {
+      case 0: return launch_one_row_contract<XT, WT, WIDTH, 0>();
+      case kCast: return launch_one_row_contract<XT, WT, WIDTH, kCast>();
+      case kZero: return launch_one_row_contract<XT, WT, WIDTH, kZero>();
+      default: return launch_one_row_contract<XT, WT, WIDTH, kCast | kZero>();
+    }
+  }
+
+  template <typename XT, typename WT, int WIDTH, int CONTRACT>
+  cudaError_t launch_one_row_contract() const {
     const dim3 block(static_cast<unsigned int>(shape.tpr));
     if ((p->flags & miles_rmsnorm::kResidual) != 0) {
-      miles_rmsnorm::backward_one_row_kernel<XT, WT, true, WIDTH><<<1, block, 0, stream>>>(*p);
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, true, WIDTH, CONTRACT>
+          <<<1, block, 0, stream>>>(*p);
     } else {
-      miles_rmsnorm::backward_one_row_kernel<XT, WT, false, WIDTH><<<1, block, 0, stream>>>(*p);
+      miles_rmsnorm::backward_one_row_kernel<XT, WT, false, WIDTH, CONTRACT>
+          <<<1, block, 0, stream>>>(*p);
     }
     return cudaGetLastError();
   }

@@ -64,24 +64,26 @@ __device__ __forceinline__ void one_row_vector(const BackwardParams& p, uint4 gr
 }
 
 // One row (p.rows == 1, hidden <= 8192: one vector a thread) in one CTA of
-// backward_config(hidden).tpr threads; thread j holds vector j of the row (none past nv). The
-// contract (cast, zero-centred gamma) is read from the flags; RESIDUAL: the kResidual flag.
+// backward_config(hidden).tpr threads; thread j holds vector j of the row (none past nv).
+// CONTRACT: the call's kCastBeforeWeightMul and kZeroCenteredGamma flags, at compile time (read
+// from the flags, the zero-centred select waited on their constant load: docs/kernels.md step
+// 89); RESIDUAL: the kResidual flag.
 // WIDTH: warp_partials_width of the row's warps where it has more than one (the first level then
 // spans 32 lanes), 1 for a row of one whole warp (H 136-256), 0 for a row of less than one warp
 // (its width read from blockDim): the same butterflies with their widths known at compile time,
 // so no jump table on the row's path (3-8% of a one-row call at H 512-4096, docs/kernels.md step
 // 58; step 88 for the whole warp).
-template <typename XT, typename WT, bool RESIDUAL, int WIDTH>
+template <typename XT, typename WT, bool RESIDUAL, int WIDTH, int CONTRACT>
 __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const BackwardParams p) {
+  constexpr bool cast = (CONTRACT & kCastBeforeWeightMul) != 0;
   __shared__ float partials[32];
   const int j = static_cast<int>(threadIdx.x);
   const int tpr = static_cast<int>(blockDim.x);
   const int nv = static_cast<int>(p.hidden / 8);
   const bool live = j < nv;
   const int jj = live ? j : 0;  // a thread past the row's vectors reads vector 0, adds nothing
-  const bool cast = (p.flags & kCastBeforeWeightMul) != 0;
   RegisterWeights<WT, 1> w;
-  w.load(p, j, tpr, (p.flags & kZeroCenteredGamma) != 0);
+  w.load(p, j, tpr, (CONTRACT & kZeroCenteredGamma) != 0);
   const float r = __ldg(p.rstd);
   const uint4 graw = load_raw<XT>(static_cast<const XT*>(p.g) + jj * 8);
   const uint4 xraw = load_raw<XT>(static_cast<const XT*>(p.x) + jj * 8);
@@ -105,12 +107,7 @@ __global__ void __launch_bounds__(1024, 1) backward_one_row_kernel(const Backwar
     dot[0] = __shfl_sync(0xffffffffu, partial[0], 0);
   }
   if (!live) return;
-  const float b = coefficient(r, dot[0]);
-  if (cast) {
-    one_row_vector<XT, true, RESIDUAL>(p, graw, xraw, ghraw, r, b, w, j);
-  } else {
-    one_row_vector<XT, false, RESIDUAL>(p, graw, xraw, ghraw, r, b, w, j);
-  }
+  one_row_vector<XT, cast, RESIDUAL>(p, graw, xraw, ghraw, r, coefficient(r, dot[0]), w, j);
 }
 
 }  // namespace miles_rmsnorm

@@ -43,26 +43,31 @@ struct ForwardParams {
   unsigned int group_magic;   // ceil(2^32 / tpr): thread / tpr = umulhi(thread, group_magic)
 };
 
+// Field order: what a call of one row reads first (docs/kernels.md step 89). The parameters sit
+// at 0x210 of constant bank 0 on sm_90; the pointers, the row count, the hidden size and the
+// flags fill its first 112 bytes (two 64-byte lines from 0x200), so that a one-row call's first
+// constant loads miss in two lines, not three (with the flags at the end, 0x2b0, the row sum's
+// zero-centred select waited on a third).
 struct BackwardParams {
   const void* g;
   const void* x;
   const void* w;
   const float* rstd;
-  const void* g_h;  // gradient flowing into h_new directly (flags & kResidual)
   void* dx;         // [rows, hidden] contiguous
   float* dw;        // [hidden]
-  double* partial;  // [n_chunks, hidden] (deterministic program)
-  unsigned int* counters;
+  const void* g_h;  // gradient flowing into h_new directly (flags & kResidual)
   int64_t rows;
   int64_t hidden;
+  int flags;
+  int tpr;
   int64_t heads;
+  double* partial;  // [n_chunks, hidden] (deterministic program)
+  unsigned int* counters;
+  int64_t n_chunks;
+  int64_t rows_per_chunk;
   RowAddress g_addr;
   RowAddress x_addr;
   RowAddress gh_addr;
-  int64_t n_chunks;
-  int64_t rows_per_chunk;
-  int flags;
-  int tpr;
 };
 
 }  // namespace miles_rmsnorm
