@@ -4,20 +4,20 @@ Modes: the full grid (default; time budget 540 s, torch.compile budget 60 s), ``
 (the representative subset, fwd + bwd, budget 280 s), ``--smoke`` (CPU, tiny shapes, reference
 backend: every code path except CUDA timing, for CI). ``--plan`` prints what a run would do
 and its estimated device time without running anything; ``--from-json`` re-renders the
-markdown and plots from an earlier ``results.json``.
+markdown and plots from an earlier ``results.json`` (or its ``results.json.gz``);
+``--compress FILE...`` replaces records by the gzip-compressed copies the repository keeps.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
-from benchmarks.rmsnorm import budget, shapes
+from benchmarks.rmsnorm import budget, records, shapes
 from benchmarks.rmsnorm.candidates import CANDIDATE_KEYS, OURS_BACKENDS
 from benchmarks.rmsnorm.runner import RunConfig, finish_report, run
 
@@ -72,11 +72,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip the host-side latency measurement")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--compare", type=Path,
-                        help="an earlier results.json: report the spread between the sessions")
+                        help="an earlier results.json (or .json.gz): report the spread between "
+                             "the sessions")
     parser.add_argument("--plan", action="store_true",
                         help="print the cases and estimated device time, run nothing")
     parser.add_argument("--from-json", type=Path,
-                        help="re-render results.md and plots from this results.json into --out")
+                        help="re-render results.md and plots from this results.json (or "
+                             ".json.gz) into --out")
+    parser.add_argument("--compress", type=Path, nargs="+", metavar="FILE",
+                        help="replace each results.json by results.json.gz (checked to read "
+                             "back the same), run nothing else")
     return parser
 
 
@@ -131,6 +136,11 @@ def make_config(args: argparse.Namespace, argv: Sequence[str]) -> RunConfig:
             raise ValueError(f"{name} must be >= 0, got {value}")
     if args.graphs < 1:
         raise ValueError(f"--graphs must be >= 1, got {args.graphs}")
+    if args.compare is not None:  # checked now, not after the run
+        try:
+            records.read_results(args.compare)
+        except ValueError as exc:
+            raise ValueError(f"--compare {exc}") from None
     compile_backend = args.compile_backend or ("aot_eager" if mode == "smoke" else "inductor")
     return RunConfig(device=device, out_dir=args.out, mode=mode, cases=cases, ops=tuple(ops),
                      candidate_keys=tuple(keys), ours_backends=tuple(backends),
@@ -146,13 +156,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.compress is not None:
+        for path in args.compress:
+            if path.suffix != ".json":
+                parser.error(f"--compress {path}: expected a .json record")
+            try:
+                print(f"wrote {records.write_compressed(path)}")
+            except ValueError as exc:
+                parser.error(f"--compress {exc}")
+        return 0
     if args.from_json is not None:
         if args.out is None:
             parser.error("--from-json needs --out DIR")
         try:
-            results = json.loads(args.from_json.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            parser.error(f"--from-json {args.from_json}: {exc}")
+            results = records.read_results(args.from_json)
+        except ValueError as exc:
+            parser.error(f"--from-json {exc}")
         args.out.mkdir(parents=True, exist_ok=True)
         written = finish_report(results, args.out, plots=not args.no_plots,
                                 compare=args.compare)

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.rmsnorm import accuracy, budget, report, sysinfo, timing
+from benchmarks.rmsnorm import accuracy, budget, records, report, sysinfo, timing
 from benchmarks.rmsnorm.candidates import Candidate, FwdResult, build_candidates
 from benchmarks.rmsnorm.host_overhead import measure_host_overhead
 from benchmarks.rmsnorm.inputs import TORCH_DTYPES, InputSet, input_set_count, make_input_sets
@@ -231,7 +231,7 @@ def finish_report(results: dict[str, Any], out_dir: Path, *, plots: bool,
     """Write results.md (and PNG plots) next to results.json; returns what was written."""
     spread = None
     if compare is not None:
-        previous = json.loads(Path(compare).read_text())
+        previous = records.read_results(compare)
         spread = report.session_spread(previous, results)
         results["session_spread"] = {"against": str(compare), "rows": spread}
     written: dict[str, Any] = {"markdown": str(out_dir / RESULTS_MD), "plots": []}

@@ -18,7 +18,7 @@ done
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee $OUT/suite.log | tail -4
 echo "suite $(( $(date +%s) - t0 )) s"
-$H --rows 1,16,64,256,1024 --out $OUT/rec --ours-backends first_party --compare docs/bench/h200/fwd_fixed_s19/results.json > /tmp/rec.log 2>&1 || tail -20 /tmp/rec.log
+$H --rows 1,16,64,256,1024 --out $OUT/rec --ours-backends first_party --compare docs/bench/h200/fwd_fixed_s19/results.json.gz > /tmp/rec.log 2>&1 || tail -20 /tmp/rec.log
 echo "record $(( $(date +%s) - t0 )) s"
 for pass in 1 2; do python3 .device/abtable.py $OUT/A$pass/results.json $OUT/B$pass/results.json; done
 python3 .device/abtable.py $OUT/A1/results.json $OUT/rec/results.json

@@ -14,6 +14,6 @@ python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 > /tmp/build.log
 echo "build $(( $(date +%s) - t0 )) s"
 python3 -m benchmarks.rmsnorm --device cuda --out $OUT/full --only fwd,bwd \
   --compile-budget ${COMPILE_BUDGET:-90} --time-budget ${TIME_BUDGET:-480} \
-  --compare docs/bench/h200/results.json > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
+  --compare docs/bench/h200/results.json.gz > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
 echo "harness $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-02-session32/grid_summary.py $OUT/full/results.json

@@ -14,6 +14,6 @@ python3 -m benchmarks.rmsnorm --device cuda --out $OUT/peers --only fwd --no-plo
   --candidates ours,aten,compile,liger --rows 1024,4096,16384,65536 --hidden 256,512 \
   --families plain,per_head_contig,per_head_strided --weights bf16,fp32 \
   --compile-budget ${COMPILE_BUDGET:-150} --time-budget 300 \
-  --compare docs/bench/h200/full_s32/results.json > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
+  --compare docs/bench/h200/full_s32/results.json.gz > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
 echo "harness $(( $(date +%s) - t0 )) s"
 cat $OUT/peers/results.md | head -80

@@ -14,6 +14,6 @@ timeout -s KILL 420 python3 -m benchmarks.rmsnorm --device cuda --out $OUT/peers
   --no-host-overhead --candidates ours,aten,compile,liger --rows 16384,65536 \
   --hidden 2048,4096,6144,8192,16384 --families plain,residual --weights bf16 \
   --compile-budget ${COMPILE_BUDGET:-120} --time-budget 280 \
-  --compare docs/bench/h200/full_s32/results.json > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
+  --compare docs/bench/h200/full_s32/results.json.gz > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
 echo "harness $(( $(date +%s) - t0 )) s"
 head -60 $OUT/peers/results.md

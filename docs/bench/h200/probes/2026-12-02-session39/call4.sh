@@ -13,6 +13,6 @@ timeout -s KILL 300 python3 -m benchmarks.rmsnorm --device cuda --out $OUT/peers
   --no-host-overhead --candidates ours,aten,compile,liger --rows 16384,65536 \
   --hidden 2048,5120,6144,10240,12288 --families plain,residual --weights bf16 \
   --compile-budget 120 --time-budget 200 \
-  --compare docs/bench/h200/full_s32/results.json > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
+  --compare docs/bench/h200/full_s32/results.json.gz > $OUT/harness.log 2>&1 || tail -20 $OUT/harness.log
 echo "harness $(( $(date +%s) - t0 )) s"
 grep "^| H=" $OUT/peers/results.md | cut -d'|' -f2-8
