@@ -1051,8 +1051,8 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("hidden", [64, 128, 200, 256, 896, 1536, 2048, 2880, 4096, 5120, 8192])
-@pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered", "fp32_w",
-                                      "fp16_residual_cast"])
+@pytest.mark.parametrize("contract", ["default", "residual", "cast", "zero_centered",
+                                      "cast_zero_centered", "fp32_w", "fp16_residual_cast"])
 def test_one_row_backward_keeps_the_cluster_kernels_bits(monkeypatch, hidden, contract):
     """T = 1 runs in one CTA up to H = 4096 (backward_one_row_kernel), in the cluster past it:
     dx and dw have the same bits whichever kernel runs (MILES_EXT_KERNELS_ONE_ROW_BACKWARD "0":
