@@ -35,12 +35,12 @@ def write_compressed(results_json: Path | str, *, remove: bool = True) -> Path:
     gzip header), after checking that it reads back; removes the plain file when ``remove``.
     Returns the compressed path."""
     src = Path(results_json)
-    read_results(src)
+    results = read_results(src)
     dst = src.with_name(src.name + ".gz")
     with open(dst, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                                                compresslevel=9, mtime=0) as out:
         out.write(src.read_bytes())
-    if read_results(dst) != read_results(src):
+    if read_results(dst) != results:
         dst.unlink()
         raise ValueError(f"{dst}: the compressed copy does not read back as {src}")
     if remove:

@@ -7,12 +7,29 @@
 // large, else up to 8 with the same row partition.
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "miles_rmsnorm/backward_one_row.cuh"
 #include "miles_rmsnorm/backward_row_column.cuh"
 #include "miles_rmsnorm/backward_small.cuh"
 #include "miles_rmsnorm/dispatch.cuh"
 
 namespace {
+
+// Calls fn(std::integral_constant<int, contract>{}) for the flags' kContractMask bits (cast
+// before the weight multiply, zero-centred gamma): one kernel instance per contract.
+template <typename Fn>
+cudaError_t for_contract(int flags, Fn&& fn) {
+  using miles_rmsnorm::kCastBeforeWeightMul;
+  using miles_rmsnorm::kZeroCenteredGamma;
+  switch (flags & miles_rmsnorm::kContractMask) {
+    case 0: return fn(std::integral_constant<int, 0>{});
+    case kCastBeforeWeightMul: return fn(std::integral_constant<int, kCastBeforeWeightMul>{});
+    case kZeroCenteredGamma: return fn(std::integral_constant<int, kZeroCenteredGamma>{});
+    default:  // both bits: the mask leaves no other value
+      return fn(std::integral_constant<int, kCastBeforeWeightMul | kZeroCenteredGamma>{});
+  }
+}
 
 struct SmallLaunch {
   const miles_rmsnorm::BackwardParams* p;
@@ -53,14 +70,9 @@ struct SmallLaunch {
   // The instance for the call's contract (cast before the weight multiply, zero-centred gamma).
   template <typename XT, typename WT, int WIDTH>
   cudaError_t launch_one_row_width() const {
-    constexpr int kCast = miles_rmsnorm::kCastBeforeWeightMul;
-    constexpr int kZero = miles_rmsnorm::kZeroCenteredGamma;
-    switch (p->flags & (kCast | kZero)) {
-      case 0: return launch_one_row_contract<XT, WT, WIDTH, 0>();
-      case kCast: return launch_one_row_contract<XT, WT, WIDTH, kCast>();
-      case kZero: return launch_one_row_contract<XT, WT, WIDTH, kZero>();
-      default: return launch_one_row_contract<XT, WT, WIDTH, kCast | kZero>();
-    }
+    return for_contract(p->flags, [&](auto contract) {
+      return launch_one_row_contract<XT, WT, WIDTH, decltype(contract)::value>();
+    });
   }
 
   template <typename XT, typename WT, int WIDTH, int CONTRACT>
@@ -127,18 +139,10 @@ struct SmallLaunch {
   // kernel that reads it from the flags.
   template <typename XT, typename WT, int B, bool RESIDUAL>
   cudaError_t launch_contract() const {
-    using miles_rmsnorm::kCastBeforeWeightMul;
-    using miles_rmsnorm::kZeroCenteredGamma;
     if constexpr (B == miles_rmsnorm::kSmallBackwardBatch) {
-      switch (p->flags & miles_rmsnorm::kContractMask) {
-        case 0: return launch_clusters<XT, WT, B, RESIDUAL, 0>();
-        case kCastBeforeWeightMul:
-          return launch_clusters<XT, WT, B, RESIDUAL, kCastBeforeWeightMul>();
-        case kZeroCenteredGamma: return launch_clusters<XT, WT, B, RESIDUAL, kZeroCenteredGamma>();
-        default:  // both bits: the mask leaves no other value
-          return launch_clusters<XT, WT, B, RESIDUAL,
-                                 kCastBeforeWeightMul | kZeroCenteredGamma>();
-      }
+      return for_contract(p->flags, [&](auto contract) {
+        return launch_clusters<XT, WT, B, RESIDUAL, decltype(contract)::value>();
+      });
     } else {
       return launch_clusters<XT, WT, B, RESIDUAL, miles_rmsnorm::kRuntimeContract>();
     }

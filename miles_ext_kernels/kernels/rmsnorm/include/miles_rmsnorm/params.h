@@ -45,7 +45,7 @@ struct ForwardParams {
 
 // Field order: what a call of one row reads first (docs/kernels.md step 89). The parameters sit
 // at 0x210 of constant bank 0 on sm_90; the pointers, the row count, the hidden size and the
-// flags fill its first 112 bytes (two 64-byte lines from 0x200), so that a one-row call's first
+// flags take 0x210-0x25f (inside the two 64-byte lines from 0x200), so that a one-row call's first
 // constant loads miss in two lines, not three (with the flags at the end, 0x2b0, the row sum's
 // zero-centred select waited on a third).
 struct BackwardParams {
