@@ -622,23 +622,37 @@ def _kernels_launched(call) -> list[str]:
             if event.device_type == torch.autograd.DeviceType.CUDA]
 
 
-@pytest.mark.parametrize(("rows", "hidden", "residual", "w_dtype"), [
-    (1, 8192, False, torch.bfloat16), (16, 8192, False, torch.bfloat16),
-    (64, 8192, False, torch.bfloat16), (1, 4096, False, torch.bfloat16),
-    (1, 4096, True, torch.bfloat16), (1, 6144, True, torch.bfloat16),
-    (16, 8192, False, torch.float32), (16, 4096, False, torch.float32),
-    (1, 16384, False, torch.bfloat16), (64, 16384, False, torch.bfloat16),
-    (3, 2048, False, torch.bfloat16), (1, 1024, False, torch.bfloat16)])
+@pytest.mark.parametrize(("rows", "hidden", "residual", "w_dtype", "x_dtype"), [
+    (1, 8192, False, torch.bfloat16, torch.bfloat16),
+    (16, 8192, False, torch.bfloat16, torch.bfloat16),
+    (64, 8192, False, torch.bfloat16, torch.bfloat16),
+    (1, 4096, False, torch.bfloat16, torch.bfloat16),
+    (1, 4096, True, torch.bfloat16, torch.bfloat16),
+    (1, 6144, True, torch.bfloat16, torch.bfloat16),
+    (16, 6144, True, torch.float32, torch.bfloat16),
+    (16, 8192, False, torch.float32, torch.bfloat16),
+    (16, 4096, False, torch.float32, torch.bfloat16),
+    (1, 12288, False, torch.bfloat16, torch.bfloat16),
+    (16, 12288, True, torch.bfloat16, torch.bfloat16),
+    (1, 16384, False, torch.bfloat16, torch.bfloat16),
+    (64, 16384, False, torch.bfloat16, torch.bfloat16),
+    (3, 2048, False, torch.bfloat16, torch.bfloat16),
+    (1, 1024, False, torch.bfloat16, torch.bfloat16),
+    (16, 8192, False, torch.float32, torch.float16),
+    (16, 6144, True, torch.float32, torch.float16),
+    (16, 8200, True, torch.bfloat16, torch.bfloat16)])
 def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden, residual,
-                                                       w_dtype):
+                                                       w_dtype, x_dtype):
     """The split kernel really runs: where split_row_default (mirrored by spec) picks a split,
     and wherever MILES_EXT_KERNELS_SPLIT_ROWS forces one; one CTA a row where neither does (a
-    forced count the device cannot launch raises instead of falling back to one CTA a row)."""
+    forced count the device cannot launch raises instead of falling back to one CTA a row).
+    BF16 rows at a size of spec.FORWARD_FIXED_HIDDEN below spec.FORWARD_SPLIT_FIXED_MIN_HIDDEN
+    keep one CTA (the fixed kernel); FP16 rows and the sizes without a fixed instance may split."""
     if not _has_clusters():
         pytest.skip("the split-row forward needs thread-block clusters (sm_90 or later)")
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     assert rows <= _forward_small_batch_rows(hidden)
-    x, w, _, u = _inputs(rows, hidden, seed=rows + hidden, w_dtype=w_dtype)
+    x, w, _, u = _inputs(rows, hidden, seed=rows + hidden, x_dtype=x_dtype, w_dtype=w_dtype)
     res = u if residual else None
 
     def split_ran() -> bool:
@@ -650,7 +664,9 @@ def test_split_row_forward_runs_where_the_policy_says(monkeypatch, rows, hidden,
     sms = torch.cuda.get_device_properties(DEV).multi_processor_count
     config = rmsnorm_spec.forward_config(hidden)
     splittable = config["tpr"] >= 64 and config["vpt"] == 2  # two warps a row, the split's VPT
-    policy = rmsnorm_spec.split_row_default(rows, hidden, residual, w.element_size(), sms)
+    fixed_kernel = x_dtype == torch.bfloat16 and hidden in rmsnorm_spec.FORWARD_FIXED_HIDDEN
+    policy = rmsnorm_spec.split_row_default(rows, hidden, residual, w.element_size(), sms,
+                                            fixed_kernel=fixed_kernel)
     assert split_ran() == (splittable and policy > 0), (policy, config)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "2")
     assert split_ran() == splittable

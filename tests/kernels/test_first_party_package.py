@@ -85,8 +85,9 @@ int main() {
     std::printf("split %ld", h);
     const long split_rows[] = {1, 2, 16, 17, 33, 64, 66, 67, 132, 133};
     for (long rows : split_rows) {
-      for (int form = 0; form < 4; ++form) {  // residual | FP32 weights
-        std::printf(" %d", split_row_default(rows, h, (form & 1) != 0, form & 2 ? 4 : 2, 132));
+      for (int form = 0; form < 8; ++form) {  // residual | FP32 weights | the fixed kernel's rows
+        std::printf(" %d", split_row_default(rows, h, (form & 1) != 0, form & 2 ? 4 : 2, 132,
+                                             (form & 4) != 0));
       }
     }
     std::printf(" %d\n", kMaxSplitCtas);
@@ -460,8 +461,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
         if kind == "split":  # CTAs a small batch's row is split over on a 132-SM GPU
             *counts, most = map(int, numbers)
             want = [SPEC.split_row_default(rows, int(hidden), bool(form & 1),
-                                           4 if form & 2 else 2, 132)
-                    for rows in (1, 2, 16, 17, 33, 64, 66, 67, 132, 133) for form in range(4)]
+                                           4 if form & 2 else 2, 132, fixed_kernel=bool(form & 4))
+                    for rows in (1, 2, 16, 17, 33, 64, 66, 67, 132, 133) for form in range(8)]
             assert counts == want and most == SPEC.FORWARD_SPLIT_MAX_CTAS, line
             continue
         if kind == "chunk":  # the CTA a chunk of `rows` rows gets

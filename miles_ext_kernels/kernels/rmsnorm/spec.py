@@ -456,12 +456,23 @@ def forward_latency_window_rows(hidden: int, residual: bool, weight_bytes: int,
 FORWARD_SPLIT_MAX_CTAS = 8
 
 
+# Rows that the fixed kernel computes in one CTA (BF16 rows of one head at a size of
+# FORWARD_FIXED_HIDDEN) are not split below this hidden size (forward_policy.h mirrors it; on the
+# H200 one CTA of the fixed kernel measured faster than the split at H 4096-8192, the split faster
+# at 12288: docs/kernels.md step 90).
+FORWARD_SPLIT_FIXED_MIN_HIDDEN = 12288
+
+
 def split_row_default(rows: int, hidden: int, residual: bool, weight_bytes: int,
-                      sms: int) -> int:
+                      sms: int, *, fixed_kernel: bool) -> int:
     """CTAs the launcher splits each row of a small batch over on a GPU of ``sms`` SMs with
     thread-block clusters, 0 for one CTA a row (``split_row_default`` in forward_policy.h): the
     largest power of two up to 8 with ``rows * ctas <= sms``, where a whole row moves at least
-    48 KB with four CTAs or more, or 96 KB with two."""
+    48 KB with four CTAs or more, or 96 KB with two; never below FORWARD_SPLIT_FIXED_MIN_HIDDEN
+    where ``fixed_kernel`` (one CTA a row would run the fixed kernel: BF16 rows of one head at a
+    size of FORWARD_FIXED_HIDDEN)."""
+    if fixed_kernel and hidden < FORWARD_SPLIT_FIXED_MIN_HIDDEN:
+        return 0
     ctas = FORWARD_SPLIT_MAX_CTAS
     while ctas > 1 and rows * ctas > sms:
         ctas //= 2

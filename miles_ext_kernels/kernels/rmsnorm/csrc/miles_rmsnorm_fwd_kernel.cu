@@ -83,16 +83,18 @@ struct RowSplit {
 };
 
 // MILES_EXT_KERNELS_SPLIT_ROWS (2 .. 8: that many CTAs a row, at most one a warp of the row; any
-// other value, "0" say: one CTA a row), else the measured choice (split_row_default). Only on GPUs
-// with thread-block clusters (sm_90 and later) and rows of at least two warps; the choice changes
-// no bit.
-RowSplit split_row_ctas(const miles_rmsnorm::ForwardParams& p, int weight_bytes, int device) {
+// other value, "0" say: one CTA a row), else the measured choice (split_row_default; fixed_kernel:
+// one CTA a row would run forward_fixed_kernel). Only on GPUs with thread-block clusters (sm_90 and
+// later) and rows of at least two warps; the choice changes no bit.
+RowSplit split_row_ctas(const miles_rmsnorm::ForwardParams& p, int weight_bytes, bool fixed_kernel,
+                        int device) {
   const int warps = p.tpr / 32;
   if (warps < 2) return {0, false};
   const DeviceFacts facts = device_facts(device);
   if (facts.major < 9) return {0, false};
-  int ctas = miles_rmsnorm::split_row_default(
-      p.rows, p.hidden, (p.flags & miles_rmsnorm::kResidual) != 0, weight_bytes, facts.sms);
+  int ctas = miles_rmsnorm::split_row_default(p.rows, p.hidden,
+                                              (p.flags & miles_rmsnorm::kResidual) != 0,
+                                              weight_bytes, facts.sms, fixed_kernel);
   bool forced = false;
   if (const char* mode = std::getenv("MILES_EXT_KERNELS_SPLIT_ROWS")) {
     const int count = std::atoi(mode);
@@ -254,9 +256,12 @@ struct ForwardLaunch {
                                                  static_cast<int>(sizeof(WT)));
       int device = 0;
       const bool known_device = small_batch && cudaGetDevice(&device) == cudaSuccess;
-      const RowSplit split = known_device
-                                 ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), device)
-                                 : RowSplit{0, false};
+      // Rows that one CTA would compute with forward_fixed_kernel (launch_fixed_forward's test).
+      const bool fixed_kernel = std::is_same_v<XT, __nv_bfloat16> && p->heads == 1 &&
+                                miles_rmsnorm::fixed_forward_hidden(p->hidden);
+      const RowSplit split =
+          known_device ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), fixed_kernel, device)
+                       : RowSplit{0, false};
       const bool halves = known_device && miles_rmsnorm::fixed_forward_halves(
                                               p->rows, p->hidden, residual,
                                               device_facts(device).sms);
