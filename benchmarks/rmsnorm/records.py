@@ -18,8 +18,20 @@ def read_results(path: Path | str) -> dict[str, Any]:
     Raises ValueError naming the path when it cannot be read, is not valid JSON (or gzip), or is
     not a record (a JSON object with ``rows``)."""
     path = Path(path)
+    return _parse(_read_bytes(path), path)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of ``path``; ValueError naming it where it cannot be read."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: not a readable results record ({exc})") from None
+
+
+def _parse(raw: bytes, path: Path) -> dict[str, Any]:
+    """The record in ``raw`` (the bytes of ``path``, plain or gzip-compressed)."""
+    try:
         if raw.startswith(GZIP_MAGIC):
             raw = gzip.decompress(raw)
         results = json.loads(raw.decode("utf-8"))
@@ -35,11 +47,14 @@ def write_compressed(results_json: Path | str, *, remove: bool = True) -> Path:
     gzip header), after checking that it reads back; removes the plain file when ``remove``.
     Returns the compressed path."""
     src = Path(results_json)
-    results = read_results(src)
+    raw = _read_bytes(src)
+    results = _parse(raw, src)
+    if raw.startswith(GZIP_MAGIC):
+        raise ValueError(f"{src}: already gzip-compressed")
     dst = src.with_name(src.name + ".gz")
-    with open(dst, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                               compresslevel=9, mtime=0) as out:
-        out.write(src.read_bytes())
+    with open(dst, "wb") as out_file, gzip.GzipFile(filename="", mode="wb", fileobj=out_file,
+                                                    compresslevel=9, mtime=0) as out:
+        out.write(raw)
     if read_results(dst) != results:
         dst.unlink()
         raise ValueError(f"{dst}: the compressed copy does not read back as {src}")

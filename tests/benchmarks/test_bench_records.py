@@ -52,6 +52,16 @@ def test_a_file_that_is_not_a_record_is_a_clear_error(tmp_path, content):
     assert path.read_bytes() == content and not (tmp_path / "results.json.gz").exists()
 
 
+def test_an_already_compressed_record_is_not_compressed_again(tmp_path):
+    packed = records.write_compressed(_write(tmp_path / "results.json", RECORD))
+    disguised = tmp_path / "other.json"
+    disguised.write_bytes(packed.read_bytes())
+    with pytest.raises(ValueError, match="other.json: already gzip-compressed"):
+        records.write_compressed(disguised)
+    assert disguised.read_bytes() == packed.read_bytes()
+    assert not (tmp_path / "other.json.gz").exists()
+
+
 def test_a_missing_record_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="missing.json: not a readable results record"):
         records.read_results(tmp_path / "missing.json")

@@ -4,7 +4,8 @@
 # module of the working tree), build_all (both: copies' small modules beside the tree's), sweep (session 28's window_sweep.py over SHAPES in a tree, into
 # $OUT/sweep_<label>.txt) and table (the sweeps side by side, table.py). Session 46 added
 # fwd_build (a tree's forward modules), ab (session 41's rows.py over trees, labelled),
-# fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite.
+# fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite;
+# session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -18,6 +19,10 @@ export SHAPES="$S,512:1024,768:1024,1024:1024"
 t0=$(date +%s)
 copy_tree() {  # name: /tmp/<name>, the repository with .device/<name>'s package
   rm -rf /tmp/$1 && cp -r . /tmp/$1 && rm -rf /tmp/$1/$PKG && cp -r .device/$1/$PKG /tmp/$1/$PKG
+}
+overlay_tree() {  # name: /tmp/<name>, the repository with .device/<name>'s files laid over it
+  rm -rf /tmp/$1 && cp -r . /tmp/$1 && cp -r .device/$1/. /tmp/$1/ \
+    && (cd /tmp/$1 && python3 tools/gen_kernel_build_json.py > /dev/null)
 }
 small() {  # tree label
   (cd $1 && timeout -s KILL 400 python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 4 \

@@ -4,8 +4,7 @@
 # working tree. Builds, the GPU suite on B, rows.py's forward A B B A, then the harness's forward
 # at T 1, 16, 64 (H 4096-8192) against Liger on B.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-rm -rf /tmp/a && cp -r . /tmp/a && cp -r .device/a/. /tmp/a/ \
-  && (cd /tmp/a && python3 tools/gen_kernel_build_json.py > /dev/null)
+overlay_tree a
 fwd_build /tmp/a A 4 & build_tree 12; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 gpu_suite

@@ -6,8 +6,7 @@
 # HEAD's forward_policy.h in .device/a. Carry .whl and .device. The GPU suite on the patched
 # tree, then rows.py's forward A (HEAD) B (patched) at T 64-1024, H 256 and 512, A B B A.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-rm -rf /tmp/a && cp -r . /tmp/a && cp -r .device/a/. /tmp/a/ \
-  && (cd /tmp/a && python3 tools/gen_kernel_build_json.py > /dev/null)
+overlay_tree a
 fwd_build /tmp/a A 4 & build_tree 12; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 gpu_suite
