@@ -378,11 +378,11 @@ def test_half_warp_forward_runs_where_the_rule_says(hidden, rows, x_dtype, w_dty
     _assert_batches_give_the_calls_bits(x, w, res, _forward_small_batch_rows(hidden))
 
 
-# (hidden, rows, weight dtype, residual): each side of the rule's first row count (257) and of
+# (hidden, rows, weight dtype, residual): each side of the rule's first row count (65) and of
 # the spread window (3072 rows), CTAs of 8 rows ragged at the end, and residual calls well past
 # the window.
 FIXED_ROWS_CALLS = [(256, 1025, BF16, False), (256, 3072, FP32, False), (256, 3073, BF16, False),
-                    (512, 256, BF16, True), (512, 257, FP32, True), (512, 2051, FP32, True),
+                    (512, 64, BF16, True), (512, 65, FP32, True), (512, 2051, FP32, True),
                     (512, 3075, BF16, False), (256, 16389, BF16, True), (512, 16389, FP32, True)]
 
 
@@ -390,7 +390,7 @@ FIXED_ROWS_CALLS = [(256, 1025, BF16, False), (256, 3072, FP32, False), (256, 30
 def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, residual):
     """BF16 rows of one warp at H 256 and 512 take the fixed kernel with forward_config's CTA (8
     rows of one warp a CTA) exactly where spec.forward_fixed_rows says, and every row of the call
-    has the bits the same row gets in a batch of 256 rows (one row a CTA) under every contract,
+    has the bits the same row gets in a batch of 64 rows (one row a CTA) under every contract,
     every element written; FP16 rows never take the fixed kernel."""
     _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
     x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 7, w_dtype=w_dtype)
@@ -421,7 +421,7 @@ WARP_ROWS_CALLS = [(256, 3072, BF16, None), (256, 3073, BF16, None), (256, 4110,
 def test_warp_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, stride):
     """forward_fixed_warp_rows_kernel (4 / vpt rows a warp) runs exactly where
     spec.forward_warp_rows says, and every row of the call has the bits the same row gets in a
-    batch of 256 rows (one row a CTA) under every contract, every element written; FP16 rows,
+    batch of 64 rows (one row a CTA) under every contract, every element written; FP16 rows,
     the residual form and per-head views never take it."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 13, w_dtype=w_dtype)

@@ -63,7 +63,8 @@ int main() {
     }
     std::printf("\n");
     std::printf("fixedrows %ld", h);
-    const long fixed_rows[] = {1, 256, 257, 2048, 3072, 3073, 65536, 1L << 30, (1L << 30) + 1};
+    const long fixed_rows[] = {1, 64, 65, 256, 257, 2048, 3072, 3073, 65536, 1L << 30,
+                               (1L << 30) + 1};
     for (long rows : fixed_rows) {
       std::printf(" %d %d", forward_fixed_rows(rows, h, false), forward_fixed_rows(rows, h, true));
     }
@@ -387,10 +388,10 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert not SPEC.forward_latency_window(64528, 520, True, 2, True)
     assert not SPEC.forward_latency_window(2048, 896, False, 2, True)  # no fixed instance
     assert not SPEC.forward_latency_window(2048, 512, True, 4, True)
-    # the fixed kernel with 8 rows of one warp a CTA: H 256 and 512 from 257 rows, the plain form
+    # the fixed kernel with 8 rows of one warp a CTA: H 256 and 512 from 65 rows, the plain form
     # up to the spread window (3072 rows)
-    assert SPEC.forward_fixed_rows(257, 256, False) and SPEC.forward_fixed_rows(3072, 512, False)
-    assert not SPEC.forward_fixed_rows(256, 256, True)
+    assert SPEC.forward_fixed_rows(65, 256, False) and SPEC.forward_fixed_rows(3072, 512, False)
+    assert not SPEC.forward_fixed_rows(64, 256, True)
     assert not SPEC.forward_fixed_rows(3073, 256, False)
     assert SPEC.forward_fixed_rows(65536, 512, True)
     assert not SPEC.forward_fixed_rows(2048, 1024, True)  # rows of two warps
@@ -442,7 +443,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
             continue
         if kind == "fixedrows":  # BF16 rows of one warp: the fixed kernel, 8 rows a CTA
             want = [int(SPEC.forward_fixed_rows(rows, int(hidden), residual))
-                    for rows in (1, 256, 257, 2048, 3072, 3073, 65536, 1 << 30, (1 << 30) + 1)
+                    for rows in (1, 64, 65, 256, 257, 2048, 3072, 3073, 65536, 1 << 30,
+                                 (1 << 30) + 1)
                     for residual in (False, True)]
             assert list(map(int, numbers)) == want, line
             continue

@@ -287,7 +287,7 @@ FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144
 # rows: the plain form up to the spread window, the residual form at every row count up to the
 # second (forward_fixed_rows in forward_policy.h; a launch choice, same bits; measured on the
 # H200, docs/kernels.md step 85).
-FORWARD_FIXED_ROWS_MIN_ROWS = 256
+FORWARD_FIXED_ROWS_MIN_ROWS = 64
 FORWARD_FIXED_ROWS_MAX_ROWS = 1 << 30
 
 

@@ -200,7 +200,7 @@ struct ForwardLaunch {
     // fill CTAs of forward_config's groups instead, two rows a group at H <= 256 from 16384 rows
     // (config.h: forward_spread_rows, kForwardWideRows, kForwardWideRowsMinRows); rows of one
     // warp may take a half-warp a row (forward_half_warp), as many rows a CTA. BF16 rows of one
-    // warp at the fixed kernel's sizes take it from 257 rows with forward_config's groups of rows
+    // warp at the fixed kernel's sizes take it from 65 rows with forward_config's groups of rows
     // a CTA (forward_fixed_rows: the plain form up to the spread window, the residual form at
     // every row count), on a grid of their own.
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;

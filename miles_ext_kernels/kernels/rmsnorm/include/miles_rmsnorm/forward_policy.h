@@ -146,8 +146,9 @@ inline bool forward_half_warp(int64_t rows, int64_t hidden, bool residual, int w
   return weight_bytes == 2 || rows >= kForwardWideRowsMinRows;
 }
 
-// forward_fixed_rows from more than this many rows.
-constexpr int64_t kFixedRowsMinRows = 256;
+// forward_fixed_rows from more than this many rows: at 128-256 rows 8 rows a CTA measured 0.93-0.99
+// of one row a CTA on the H200, level at 64 (docs/kernels.md, session 55's call 6).
+constexpr int64_t kFixedRowsMinRows = 64;
 
 // Most rows of a forward_fixed_kernel call: its row index is an int, with a CTA's rows to spare.
 constexpr int64_t kFixedRowsMaxRows = int64_t{1} << 30;
