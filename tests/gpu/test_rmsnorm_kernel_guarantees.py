@@ -721,7 +721,8 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                 want = x_dtype == torch.bfloat16 and (rows <= window or several)
                 assert bool(fixed) == want, (rows, names)
                 if fixed:  # the last two template arguments: WEIGHTS_FIRST, then rows a CTA
-                    first = rmsnorm_spec.fixed_forward_weights_first(rows, residual is not None)
+                    first = rmsnorm_spec.fixed_forward_weights_first(rows, hidden,
+                                                                     residual is not None)
                     tail = re.search(r",\s*(true|false),\s*(\d+)>", fixed[0])
                     assert tail and tail.group(1) == str(first).lower(), (rows, fixed)
                     assert int(tail.group(2)) == (group_rows if several else 1), (rows, fixed)

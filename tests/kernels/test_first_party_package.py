@@ -136,11 +136,16 @@ int main() {
     if (8 * c.vpt * c.tpr != h || c.tpr < 32 || c.tpr % 32 != 0) return 4;
     std::printf(" %d", h);
   }
-  std::printf(" first %lld", static_cast<long long>(kFixedWeightsFirstRows));
-  const long first_rows[] = {1, 16, 17, 1024};
-  for (long rows : first_rows) {  // weights first, plain then residual
-    std::printf(" %d %d", fixed_forward_weights_first(rows, false),
-                fixed_forward_weights_first(rows, true));
+  std::printf(" first %lld %lld %lld", static_cast<long long>(kFixedWeightsFirstRows),
+              static_cast<long long>(kFixedWeightsFirstAllRowsHidden),
+              static_cast<long long>(kFixedWeightsFirstMinRows));
+  const long first_rows[] = {1, 16, 17, 767, 768, 2048};
+  const long first_hidden[] = {256, 512, 1024, 8192};
+  for (long h : first_hidden) {
+    for (long rows : first_rows) {  // weights first, plain then residual
+      std::printf(" %d %d", fixed_forward_weights_first(rows, h, false),
+                  fixed_forward_weights_first(rows, h, true));
+    }
   }
   std::printf("\n");
   std::printf("halves %lld %lld", static_cast<long long>(kFixedHalvesHidden),
@@ -403,12 +408,16 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert lines.pop() == " ".join(
         ["halves", str(SPEC.FORWARD_FIXED_HALVES_HIDDEN), str(SPEC.FORWARD_FIXED_HALVES_MIN_ROWS),
          *map(str, halves)])
-    first = [int(SPEC.fixed_forward_weights_first(rows, residual))
-             for rows in (1, 16, 17, 1024) for residual in (False, True)]
-    assert first == [1, 1, 1, 1, 0, 1, 0, 1]
+    first = [int(SPEC.fixed_forward_weights_first(rows, hidden, residual))
+             for hidden in (256, 512, 1024, 8192) for rows in (1, 16, 17, 767, 768, 2048)
+             for residual in (False, True)]
+    # rows of one warp: always; else up to 16 and from 768 rows, the residual form always
+    assert first == [1] * 24 + [1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1] * 2
     assert lines.pop() == " ".join(
         ["fixed", *map(str, SPEC.FORWARD_FIXED_HIDDEN),
-         "first", str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ROWS), *map(str, first)])
+         "first", str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ROWS),
+         str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ALL_ROWS_HIDDEN),
+         str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_MIN_ROWS), *map(str, first)])
     assert lines.pop() == f"wide {SPEC.FORWARD_WIDE_ROWS_MIN_ROWS}"
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",

@@ -318,15 +318,21 @@ def forward_warp_rows(rows: int, hidden: int, residual: bool) -> bool:
 
 
 # The fixed kernel loads the weights with the row (tied to its first use) always with a residual,
-# and for the plain form up to this many rows (fixed_forward_weights_first in forward_policy.h; a
-# launch choice, same bits; measured on the H200, docs/kernels.md steps 48 and 80).
+# and for the plain form up to the first count of rows, at every row count for rows of one warp
+# (H up to the second), and from the third count of rows (fixed_forward_weights_first in
+# forward_policy.h; a launch choice, same bits; measured on the H200, docs/kernels.md steps 48, 80
+# and 92).
 FORWARD_FIXED_WEIGHTS_FIRST_ROWS = 16
+FORWARD_FIXED_WEIGHTS_FIRST_ALL_ROWS_HIDDEN = 512
+FORWARD_FIXED_WEIGHTS_FIRST_MIN_ROWS = 768
 
 
-def fixed_forward_weights_first(rows: int, residual: bool) -> bool:
+def fixed_forward_weights_first(rows: int, hidden: int, residual: bool) -> bool:
     """Whether the fixed forward kernel issues the weights' loads with the row's, tied to its
     first use (``fixed_forward_weights_first`` in forward_policy.h)."""
-    return residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
+    return (residual or rows <= FORWARD_FIXED_WEIGHTS_FIRST_ROWS
+            or hidden <= FORWARD_FIXED_WEIGHTS_FIRST_ALL_ROWS_HIDDEN
+            or rows >= FORWARD_FIXED_WEIGHTS_FIRST_MIN_ROWS)
 
 
 # Streaming calls (past the small batches) load their rows with an L2 evict_last policy where

@@ -152,7 +152,7 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
         // only the weights-first one) and each count of rows a CTA.
         const auto launch_rows = [&](auto rows_a_cta) {
           constexpr int kRows = decltype(rows_a_cta)::value;
-          if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kRes)) {
+          if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
             miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows>
                 <<<grid, block, 0, stream>>>(q);
           } else if constexpr (!kRes) {

@@ -62,11 +62,18 @@ constexpr int kFixedForwardCount = sizeof(kFixedForwardHidden) / sizeof(kFixedFo
 // one cold call's weights are on its critical path. Measured on the H200 (docs/kernels.md, step
 // 48): plain calls 3-8% faster at T = 1 that way (1 x 2048 2.04 -> 1.90 us), within 1.5% either
 // way at T = 16, and 3-5% slower at T = 64-256 (256 x 2048 2.64 -> 2.76), where the weights are in
-// L2 for every CTA but the first. Same bits.
+// L2 for every CTA but the first. Step 92 (docs/kernels.md) measured two more places where the
+// weights first win: rows of one warp (H up to kFixedWeightsFirstAllRowsHidden: 256 and 512),
+// 0.89-0.98 of the other order's time at 17-64 rows and level at 128-1024, so at every row count;
+// and the latency window's large calls, from kFixedWeightsFirstMinRows rows (768-2048 x 1024 and
+// 768-1024 x 2048: 0.90-0.97), where smaller ones at H 1024-8192 were level or slower. Same bits.
 constexpr int64_t kFixedWeightsFirstRows = 16;
+constexpr int64_t kFixedWeightsFirstAllRowsHidden = 512;
+constexpr int64_t kFixedWeightsFirstMinRows = 768;
 
-inline bool fixed_forward_weights_first(int64_t rows, bool residual) {
-  return residual || rows <= kFixedWeightsFirstRows;
+inline bool fixed_forward_weights_first(int64_t rows, int64_t hidden, bool residual) {
+  return residual || rows <= kFixedWeightsFirstRows || hidden <= kFixedWeightsFirstAllRowsHidden ||
+         rows >= kFixedWeightsFirstMinRows;
 }
 
 // The plain form of a small batch at kFixedHalvesHidden with two CTAs a row
