@@ -136,11 +136,7 @@ def make_config(args: argparse.Namespace, argv: Sequence[str]) -> RunConfig:
             raise ValueError(f"{name} must be >= 0, got {value}")
     if args.graphs < 1:
         raise ValueError(f"--graphs must be >= 1, got {args.graphs}")
-    if args.compare is not None:  # checked now, not after the run
-        try:
-            records.read_results(args.compare)
-        except ValueError as exc:
-            raise ValueError(f"--compare {exc}") from None
+    check_compare(args.compare)  # now, not after the run
     compile_backend = args.compile_backend or ("aot_eager" if mode == "smoke" else "inductor")
     return RunConfig(device=device, out_dir=args.out, mode=mode, cases=cases, ops=tuple(ops),
                      candidate_keys=tuple(keys), ours_backends=tuple(backends),
@@ -149,6 +145,16 @@ def make_config(args: argparse.Namespace, argv: Sequence[str]) -> RunConfig:
                      input_sets=args.input_sets, graphs=args.graphs,
                      host_overhead=not args.no_host_overhead,
                      plots=not args.no_plots, compare=args.compare, argv=list(argv))
+
+
+def check_compare(path: Path | None) -> None:
+    """Raise ValueError, naming --compare, unless ``path`` is None or a readable results record."""
+    if path is None:
+        return
+    try:
+        records.read_results(path)
+    except ValueError as exc:
+        raise ValueError(f"--compare {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = records.read_results(args.from_json)
         except ValueError as exc:
             parser.error(f"--from-json {exc}")
+        try:
+            check_compare(args.compare)  # before anything is written
+        except ValueError as exc:
+            parser.error(str(exc))
         args.out.mkdir(parents=True, exist_ok=True)
         written = finish_report(results, args.out, plots=not args.no_plots,
                                 compare=args.compare)

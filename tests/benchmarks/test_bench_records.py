@@ -112,6 +112,22 @@ def test_a_bad_compare_record_fails_before_the_run(tmp_path, capsys):
     assert not (tmp_path / "run" / "results.json").exists()
 
 
+def test_a_bad_compare_record_fails_a_rerender_before_it_writes(tmp_path, capsys):
+    """--from-json with a --compare file that is not a record: a usage error naming --compare and
+    the file, and nothing written (the output directory is not even made)."""
+    record = _write(tmp_path / "results.json", RECORD)
+    bad = tmp_path / "old.json"
+    bad.write_bytes(b"{truncated")
+    out = tmp_path / "again"
+    with pytest.raises(SystemExit) as exc:
+        main(["--from-json", str(record), "--out", str(out), "--no-plots", "--compare", str(bad)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--compare" in err and "old.json" in err
+    assert not out.exists()
+    assert bad.read_bytes() == b"{truncated" and records.read_results(record) == RECORD
+
+
 def test_committed_records_are_compressed():
     """Every results record over 64 KB under docs/bench is kept gzip-compressed (the tracked tree
     travels to the device machine, 64 MiB with its carries), and every compressed one reads
@@ -131,3 +147,4 @@ def test_committed_records_are_compressed():
     assert packed, "no compressed records found under docs/bench"
     for path in packed:
         assert isinstance(records.read_results(path)["rows"], list), path
+
