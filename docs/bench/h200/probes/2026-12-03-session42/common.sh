@@ -5,7 +5,8 @@
 # $OUT/sweep_<label>.txt) and table (the sweeps side by side, table.py). Session 46 added
 # fwd_build (a tree's forward modules), ab (session 41's rows.py over trees, labelled),
 # fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite;
-# session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it).
+# session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it);
+# session 56 split_run (rows.py's forward in the working tree with a split forced or not).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -85,4 +86,12 @@ gpu_suite() {  # the GPU tests of the working tree -> $OUT/gpu_suite.log, its la
   timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no \
     tests/gpu 2>&1 | tee $OUT/gpu_suite.log | tail -2
   echo "tests $(( $(date +%s) - t0 )) s"
+}
+split_run() {  # label split shapes: every family, the working tree, MILES_EXT_KERNELS_SPLIT_ROWS
+  local fam   # = split unless empty -> $OUT/rows.txt lines "label family weight {json}"
+  for fam in "plain bf16" "plain fp32" "residual bf16" "residual fp32"; do
+    set -- $1 "$2" $3 $fam
+    env ${2:+MILES_EXT_KERNELS_SPLIT_ROWS=$2} timeout -s KILL 120 python3 $ROWS_PY fwd $4 $5 $3 \
+      2>/dev/null | sed "s/^/$1 $4 $5 /" >> $OUT/rows.txt
+  done
 }

@@ -11,17 +11,10 @@ echo "builds $(( $(date +%s) - t0 )) s"
 S=1x4096,4x4096,16x4096,32x4096,1x5120,4x5120,16x5120,32x5120,1x6144,4x6144,16x6144,32x6144
 S=$S,1x8192,4x8192,16x8192,32x8192,1x12288,4x12288,16x12288,32x12288,1x16384,4x16384,16x16384
 S=$S,32x16384
-run() {  # label split shapes: every family, rows.py lines "label family weight {json}"
-  local fam
-  for fam in "plain bf16" "plain fp32" "residual bf16" "residual fp32"; do
-    set -- $1 "$2" $3 $fam
-    env ${2:+MILES_EXT_KERNELS_SPLIT_ROWS=$2} timeout -s KILL 120 python3 $ROWS_PY fwd $4 $5 $3 \
-      2>/dev/null | sed "s/^/$1 $4 $5 /" >> $OUT/rows.txt
-  done
-}
-run D "" $S; run O 0 $S; run O 0 $S; run D "" $S
+split_run D "" $S; split_run O 0 $S; split_run O 0 $S; split_run D "" $S
 echo "ab $(( $(date +%s) - t0 )) s"
 T=1x6144,16x6144,1x8192,16x8192,1x16384,16x16384
-run D "" $T; run F 4 $T; run T 2 $T; run T 2 $T; run F 4 $T; run D "" $T
+split_run D "" $T; split_run F 4 $T; split_run T 2 $T
+split_run T 2 $T; split_run F 4 $T; split_run D "" $T
 echo "forced $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

@@ -17,15 +17,7 @@ cp /tmp/peers/results.md $OUT/peers.md; cp /tmp/peers/results.json $OUT/peers.js
 echo "peers $(( $(date +%s) - t0 )) s"
 S=33x4096,48x4096,64x4096,33x6144,48x6144,64x6144,33x8192,48x8192,64x8192,48x5120,64x5120
 S=$S,48x7168,64x7168
-run() {  # label split shapes: every family, rows.py lines "label family weight {json}"
-  local fam
-  for fam in "plain bf16" "plain fp32" "residual bf16" "residual fp32"; do
-    set -- $1 "$2" $3 $fam
-    env ${2:+MILES_EXT_KERNELS_SPLIT_ROWS=$2} timeout -s KILL 120 python3 $ROWS_PY fwd $4 $5 $3 \
-      2>/dev/null | sed "s/^/$1 $4 $5 /" >> $OUT/rows.txt
-  done
-}
-run D "" $S; run S2 2 $S; run S2 2 $S; run D "" $S
+split_run D "" $S; split_run S2 2 $S; split_run S2 2 $S; split_run D "" $S
 echo "ab $(( $(date +%s) - t0 )) s"
 grep "^| H=" $OUT/peers.md
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt
