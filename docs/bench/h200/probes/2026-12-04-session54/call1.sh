@@ -3,11 +3,10 @@
 # bits first), with the candidates carried as overlays (prep.sh) and HEAD's tree the repository.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 Q=$(pwd)/docs/bench/h200/probes/2026-12-04-session53
-overlay() {  # name: /tmp/<name>, the repository with .device/<name>'s files laid over it
-  rm -rf /tmp/$1 && cp -r . /tmp/$1 && cp -r .device/$1/. /tmp/$1/
-}
 rm -rf /tmp/head && cp -r . /tmp/head
-for v in s2 s3 s4; do overlay $v; done
+# common.sh's overlay_tree since session 55 (the local copy it ran with took the overlays' own
+# build.json; overlay_tree regenerates it from the same sources)
+for v in s2 s3 s4; do overlay_tree $v; done
 small /tmp/head A & small /tmp/s2 B & small /tmp/s3 C & small /tmp/s4 D & wait
 echo "builds $(( $(date +%s) - t0 )) s"
 export BWD_BITS_CALLS=1x200,1x256,1x512,1x896,1x1536,1x2048,1x2880,1x4096,16x256,64x2048

@@ -6,8 +6,7 @@
 # `git show HEAD:<path> > .device/a/<path>`). Carry .whl and .device. The GPU suite on the
 # patched tree, then rows.py's forward at T 1, 16 and 64 (two passes), A HEAD, B patched.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-rm -rf /tmp/a && cp -r . /tmp/a && cp -r .device/a/. /tmp/a/ \
-  && (cd /tmp/a && python3 tools/gen_kernel_build_json.py > /dev/null)
+overlay_tree a  # common.sh's since session 55: the same commands
 fwd_build /tmp/a A 4 & build_tree 12; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 gpu_suite

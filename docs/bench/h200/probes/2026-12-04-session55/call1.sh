@@ -1,16 +1,6 @@
 #!/bin/bash
-# Session 55 call 1: the GPU suite on step 89's sources plus session 54's ForwardParams reorder
-# (forward_params_order.patch applied in the working tree: the row groups' fields before the
-# row addresses, BackwardParams' order), then rows.py's forward at T 1, 16 and 64 (two passes),
-# A HEAD's params.h (.device/a) against B the patched tree.
-source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree a
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
-gpu_suite
-S=1x256,1x1024,1x2048,1x4096,1x8192,16x512,16x2048,16x6144,64x256,64x1536,64x4096,64x8192
-for pass in 1 2; do
-  ab rows.txt fwd $S "plain bf16" "plain fp32" "residual bf16" -- "/tmp/a A" ". B"
-done
-echo "ab $(( $(date +%s) - t0 )) s"
-python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt
+# Session 55 call 1: session 54's next.sh as written there: the GPU suite on step 89's sources
+# plus session 54's ForwardParams reorder (forward_params_order.patch applied in the working
+# tree: the row groups' fields before the row addresses, BackwardParams' order), then rows.py's
+# forward at T 1, 16 and 64 (two passes), A HEAD's params.h (.device/a) against B the patched tree.
+exec bash docs/bench/h200/probes/2026-12-04-session54/next.sh
