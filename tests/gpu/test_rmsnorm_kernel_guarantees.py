@@ -399,7 +399,7 @@ def test_fixed_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, resi
     assert names, "the profiler recorded no CUDA kernel"
     groups = rmsnorm_spec.forward_config(hidden)["groups"]
     ctas = [int(m.group(1)) for name in names
-            if (m := re.search(r"forward_fixed_kernel<.*,\s*(\d+)>", name))]
+            if (m := re.search(r"forward_fixed_kernel<.*,\s*(\d+),\s*false>", name))]
     assert (ctas == [groups]) == rmsnorm_spec.forward_fixed_rows(rows, hidden, residual), names
     _assert_batches_give_the_calls_bits(x, w, res, rmsnorm_spec.FORWARD_FIXED_ROWS_MIN_ROWS)
     w16 = w if w_dtype == FP32 else w.to(FP16)
@@ -421,8 +421,9 @@ WARP_ROWS_CALLS = [(256, 3072, BF16, None), (256, 3073, BF16, None), (256, 4110,
 def test_warp_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, stride):
     """forward_fixed_warp_rows_kernel (4 / vpt rows a warp) runs exactly where
     spec.forward_warp_rows says, and every row of the call has the bits the same row gets in a
-    batch of 64 rows (one row a CTA) under every contract, every element written; FP16 rows,
-    the residual form and per-head views never take it."""
+    batch of 64 rows (one row a CTA) under every contract, every element written; per-head views
+    take its per-head instance, with the bits of the same rows copied out; FP16 rows and the
+    residual form never take it."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     x, w, _, u = _inputs(rows, hidden, seed=hidden + rows + 13, w_dtype=w_dtype)
     if stride is not None:
@@ -440,14 +441,71 @@ def test_warp_rows_forward_runs_where_the_rule_says(hidden, rows, w_dtype, strid
         functools.partial(rmsnorm_forward, x.to(FP16), w if w_dtype == FP32 else w.to(FP16),
                           EPS, **FP),
     ]
-    tokens = rows // 4
-    if rmsnorm_spec.forward_warp_rows(4 * tokens, hidden, False):
-        heads = torch.zeros(tokens, 5, hidden, device=DEV, dtype=x.dtype)  # 4 heads of 5
-        heads[:, :4] = x[:4 * tokens].reshape(tokens, 4, hidden)
-        others.append(functools.partial(rmsnorm_forward, heads[:, :4], w, EPS, **FP))
     for call in others:
         names = _kernels_launched(call)
         assert names and not any("forward_fixed_warp_rows_kernel" in n for n in names), names
+    tokens = rows // 4
+    heads = torch.zeros(tokens, 5, hidden, device=DEV, dtype=x.dtype)  # 4 heads of 5
+    heads[:, :4] = x[:4 * tokens].reshape(tokens, 4, hidden)
+    view = heads[:, :4]
+    names = _kernels_launched(functools.partial(rmsnorm_forward, view, w, EPS, **FP))
+    per_head = [n for n in names if re.search(r"forward_fixed_warp_rows_kernel<.*,\s*true>", n)]
+    assert bool(per_head) == rmsnorm_spec.forward_warp_rows(4 * tokens, hidden, False), names
+    for contract in SPLIT_CONTRACTS:
+        got = rmsnorm_forward(view, w, EPS, **contract, **FP)
+        want = rmsnorm_forward(x[:4 * tokens].contiguous(), w, EPS, **contract, **FP)
+        for a, b in zip(got, want, strict=True):
+            assert torch.equal(a.reshape(b.shape), b), contract
+
+
+# (hidden, tokens, heads, heads of the buffer, weight dtype, residual): per-head views whose rows
+# (tokens * heads) fall in each of the fixed kernels' ranges at H 256 and 512 -- one row a CTA (up
+# to 64 rows), 8 rows a CTA (spec.forward_fixed_rows: 65 rows to the spread window, the residual
+# form at every count), 4 / vpt rows a warp past the window (spec.forward_warp_rows) -- with head
+# counts that are not powers of two (the harness's 24 of 32, 7 of 9, 5 of 6).
+PER_HEAD_CALLS = [(256, 1, 24, 32, BF16, False), (256, 2, 24, 32, FP32, False),
+                  (256, 3, 24, 32, BF16, True), (512, 9, 7, 9, BF16, False),
+                  (256, 16, 24, 32, BF16, False), (512, 130, 24, 32, FP32, False),
+                  (256, 257, 24, 32, BF16, False), (512, 200, 24, 32, BF16, True),
+                  (256, 1001, 5, 6, FP32, False)]
+
+
+@pytest.mark.parametrize(("hidden", "tokens", "heads", "row_heads", "w_dtype", "residual"),
+                         PER_HEAD_CALLS)
+def test_per_head_views_take_the_fixed_kernels_with_their_rows_bits(hidden, tokens, heads,
+                                                                    row_heads, w_dtype, residual):
+    """Per-head views [T, heads, D] of a wider buffer (the q / k norms of a fused projection) at
+    D 256 and 512 take the fixed kernels' per-head instances (spec.fixed_forward_per_head) by the
+    rules of rows of one head -- one row a CTA, 8 rows a CTA or 4 / vpt rows a warp -- read in
+    place, and give the bits of the same rows copied out under every contract, with or without a
+    residual (a per-head view too)."""
+    _skip_unless_first_party(hidden, residual=residual, weight_dtype=w_dtype)
+    assert rmsnorm_spec.fixed_forward_per_head(hidden)
+    gen = torch.Generator(device=DEV).manual_seed(hidden + tokens + heads)
+    fused = torch.randn(tokens, 2, row_heads, hidden, device=DEV, generator=gen).bfloat16()
+    x, u = fused[:, 0, row_heads - heads:], fused[:, 1, :heads]
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).to(w_dtype)
+    res = u if residual else None
+    rows = tokens * heads
+    # one token's heads are rows of one stride: such a view is read as rows of one head
+    per_head = "true" if tokens > 1 else "false"
+    names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS, residual=res, **FP))
+    if rmsnorm_spec.forward_warp_rows(rows, hidden, residual):
+        warp_rows = rf"forward_fixed_warp_rows_kernel<.*,\s*{per_head}>"
+        assert any(re.search(warp_rows, n) for n in names), names
+    else:
+        several = rmsnorm_spec.forward_fixed_rows(rows, hidden, residual)
+        group_rows = rmsnorm_spec.forward_config(hidden)["groups"] if several else 1
+        ran = [n for n in names
+               if re.search(rf"forward_fixed_kernel<.*,\s*{group_rows},\s*{per_head}>", n)]
+        assert len(ran) == 1, (rows, names)
+    for contract in SPLIT_CONTRACTS:
+        got = rmsnorm_forward(x, w, EPS, residual=res, **contract, **FP)
+        want = rmsnorm_forward(x.contiguous(), w, EPS,
+                               residual=None if res is None else res.contiguous(), **contract, **FP)
+        assert len(got) == len(want) == (3 if residual else 2)
+        for name, a, b in zip(("y", "rstd", "h_new"), got, want, strict=False):
+            assert torch.equal(a.reshape(b.shape), b), (name, contract)
 
 
 RSTD_FAST_CHECK = r"""
@@ -682,8 +740,9 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     (forward_fixed_kernel), small batches and the latency window alike; FP16 rows keep the
     run-time width. All must give the row loop's y, rstd and h_new bits for every contract on both
     sides of both windows, write every element, and run the kernel they are meant to, with the
-    weights' loads first where spec.fixed_forward_weights_first says. Per-head views at these
-    sizes take the run-time width (the fixed kernel has no per-head addressing), same bits."""
+    weights' loads first where spec.fixed_forward_weights_first says. Per-head views take the
+    fixed kernel's per-head instance where spec.fixed_forward_per_head says (H 256 and 512), the
+    run-time width elsewhere, same bits."""
     _skip_unless_first_party(hidden, weight_dtype=w_dtype)
     monkeypatch.setenv("MILES_EXT_KERNELS_SPLIT_ROWS", "0")  # one CTA a row (the split has tests)
     limit = _forward_small_batch_rows(hidden)
@@ -720,15 +779,17 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
                 several = rmsnorm_spec.forward_fixed_rows(rows, hidden, residual is not None)
                 want = x_dtype == torch.bfloat16 and (rows <= window or several)
                 assert bool(fixed) == want, (rows, names)
-                if fixed:  # the last two template arguments: WEIGHTS_FIRST, then rows a CTA
+                if fixed:  # the last three template arguments: WEIGHTS_FIRST, rows a CTA,
+                    # PER_HEAD
                     first = rmsnorm_spec.fixed_forward_weights_first(rows, hidden,
                                                                      residual is not None)
-                    tail = re.search(r",\s*(true|false),\s*(\d+)>", fixed[0])
+                    tail = re.search(r",\s*(true|false),\s*(\d+),\s*(true|false)>", fixed[0])
                     assert tail and tail.group(1) == str(first).lower(), (rows, fixed)
                     assert int(tail.group(2)) == (group_rows if several else 1), (rows, fixed)
-    # Per-head views ([T, heads, H] slices of a wider buffer, read in place) take the run-time
-    # width kernel: the fixed kernel addresses rows as row * stride only. Same bits as the rows
-    # copied out, which the fixed kernel serves.
+                    assert tail.group(3) == "false", (rows, fixed)
+    # Per-head views ([T, heads, H] slices of a wider buffer, read in place) take the fixed
+    # kernel's per-head instance where spec.fixed_forward_per_head says (rows of one warp), else
+    # the run-time width kernel. Same bits as the rows copied out, which the fixed kernel serves.
     gen = torch.Generator(device=DEV).manual_seed(hidden + 5)
     fused = torch.randn(8, 2, 3, hidden, device=DEV, generator=gen).bfloat16()
     x, u = fused[:, 0, 1:], fused[:, 1, :2]  # [8, 2, hidden] each, neither a [rows, H] view
@@ -736,8 +797,12 @@ def test_fixed_hidden_forward_gives_the_row_loop_forwards_bits(monkeypatch, hidd
     for residual in (None, u):
         names = _kernels_launched(functools.partial(rmsnorm_forward, x, w, EPS,
                                                     residual=residual, **FP))
-        assert not any("forward_fixed" in name for name in names), names
-        assert any("forward_rows_kernel<" in name for name in names), names
+        per_head = [name for name in names if "forward_fixed_kernel" in name]
+        if rmsnorm_spec.fixed_forward_per_head(hidden):
+            assert len(per_head) == 1 and re.search(r",\s*1,\s*true>", per_head[0]), names
+        else:
+            assert not any("forward_fixed" in name for name in names), names
+            assert any("forward_rows_kernel<" in name for name in names), names
         copied = None if residual is None else residual.contiguous()
         for contract in SPLIT_CONTRACTS:
             got = rmsnorm_forward(x, w, EPS, residual=residual, **contract, **FP)

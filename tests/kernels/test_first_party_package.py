@@ -69,6 +69,7 @@ int main() {
       std::printf(" %d %d", forward_fixed_rows(rows, h, false), forward_fixed_rows(rows, h, true));
     }
     std::printf("\n");
+    std::printf("perhead %ld %d\n", h, fixed_forward_per_head(h));
     std::printf("warprows %ld", h);
     const long warp_rows[] = {1, 3072, 3073, 16384, 1L << 30, (1L << 30) + 1};
     for (long rows : warp_rows) {
@@ -353,6 +354,70 @@ def test_small_batch_shapes_cover_a_row_once_and_fit_a_cta():
             assert s["row_groups"] * s["rows_per_group"] >= block
 
 
+ROW_DIVISION_CHECK = r"""
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+#include "miles_rmsnorm/config.h"
+using namespace miles_rmsnorm;
+int main() {
+  std::mt19937_64 rng(7);
+  long long checked = 0, wrong = 0;
+  auto check = [&](int64_t d, uint32_t n) {
+    ++checked;
+    if (divide_row(n, row_division(d)) != n / static_cast<uint32_t>(d)) {
+      if (++wrong <= 5) std::printf("wrong %lld %u\n", static_cast<long long>(d), n);
+    }
+  };
+  std::vector<int64_t> divisors;
+  for (int64_t d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (int s = 12; s <= 31; ++s) {
+    for (int64_t d : {(INT64_C(1) << s) - 1, INT64_C(1) << s, (INT64_C(1) << s) + 1}) {
+      if (d < (INT64_C(1) << 31)) divisors.push_back(d);
+    }
+  }
+  for (int i = 0; i < 2000; ++i) divisors.push_back(1 + static_cast<int64_t>(rng() % 0x7fffffff));
+  const uint32_t top = 0x7fffffffu;  // rows below 2^31
+  for (int64_t d : divisors) {
+    const uint32_t ud = static_cast<uint32_t>(d);
+    const uint32_t last = top - top % ud;  // the last multiple of d in range
+    for (uint32_t n : {0u, 1u, ud - 1, ud, ud + 1, top, top - 1, last, last - 1}) {
+      if (n <= top) check(d, n);
+    }
+    for (int i = 0; i < 200; ++i) check(d, static_cast<uint32_t>(rng() & top));
+    for (int i = 0; i < 50; ++i) {  // either side of multiples of d
+      const uint64_t q = rng() % (top / ud + 1);
+      const uint64_t m = q * ud;
+      if (m <= top) check(d, static_cast<uint32_t>(m));
+      if (m >= 1 && m - 1 <= top) check(d, static_cast<uint32_t>(m - 1));
+    }
+  }
+  for (uint32_t n = 0; n < (1u << 20); ++n) check(24, n);  // the harness's 24 heads, densely
+  const RowDivision none = row_division(0), wide = row_division(INT64_C(1) << 31);
+  std::printf("checked %lld wrong %lld outside %u %u %u %u\n", checked, wrong, none.magic,
+              none.shift, wide.magic, wide.shift);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_row_division_divides_every_row_index_exactly(tmp_path):
+    """config.h's row_division / divide_row (the fixed forward kernels' per-head addressing) give
+    n / d for rows below 2^31 at every divisor checked: all up to 4096, both sides of each power
+    of two up to 2^31, 2000 random ones, each at the range's edges, next to its multiples and at
+    random rows; a divisor outside [1, 2^31) gets no division."""
+    source = tmp_path / "division.cpp"
+    source.write_text(ROW_DIVISION_CHECK)
+    exe = tmp_path / "division"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-I", str(PACKAGE_DIR / "include"), str(source),
+                    "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    assert out[0] == "checked" and int(out[1]) > 2_000_000, out
+    assert out[2:4] == ["wrong", "0"], out
+    assert out[4:] == ["outside", "0", "0", "0", "0"], out
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_config_header_and_spec_tables_agree(tmp_path):
     source = tmp_path / "dump.cpp"
@@ -370,7 +435,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (10 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+    assert len(lines) == (11 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
                           + len(rowcol) + 3)
     # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
     # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
@@ -401,6 +466,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert SPEC.forward_fixed_rows(65536, 512, True)
     assert not SPEC.forward_fixed_rows(2048, 1024, True)  # rows of two warps
     assert not SPEC.forward_fixed_rows(2048, 248, True)  # no fixed instance
+    per_head = [h for h in SPEC.supported_hidden_sizes() if SPEC.fixed_forward_per_head(h)]
+    assert per_head == [256, 512]
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
               for sms in (132, 148) for residual in (False, True)]
@@ -456,6 +523,9 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                                  (1 << 30) + 1)
                     for residual in (False, True)]
             assert list(map(int, numbers)) == want, line
+            continue
+        if kind == "perhead":  # per-head views through the fixed kernels
+            assert int(numbers[0]) == int(SPEC.fixed_forward_per_head(int(hidden))), line
             continue
         if kind == "warprows":  # BF16 rows of one warp past the spread window: 4 / vpt a warp
             want = [int(SPEC.forward_warp_rows(rows, int(hidden), residual))

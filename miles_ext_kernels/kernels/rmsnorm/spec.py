@@ -276,11 +276,21 @@ def forward_small_batch_rows(cfg: dict[str, int]) -> int:
 # Hidden sizes whose small batches (forward_small_batch_rows, forward_latency_window and
 # forward_fixed_rows), with or without a residual, take a forward instance of their own with BF16
 # activations (forward_fixed_kernel, same bits; forward_policy.h mirrors the list), contiguous or
-# row-strided rows only (per-head views keep the run-time width: docs/kernels.md, step 80). Each is
-# a whole number of vectors a thread of forward_config, with rows of whole warps (one at H 256 and
-# 512); H 16384 keeps the run-time width (step 83: 6% slower at 128 rows with FP32 weights).
+# row-strided rows, per-head views only where fixed_forward_per_head says (elsewhere they keep the
+# run-time width: docs/kernels.md, steps 80 and 93). Each is a whole number of vectors a thread of
+# forward_config, with rows of whole warps (one at H 256 and 512); H 16384 keeps the run-time width
+# (step 83: 6% slower at 128 rows with FP32 weights).
 FORWARD_FIXED_HIDDEN = (256, 512, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192,
                         12288)
+
+
+def fixed_forward_per_head(hidden: int) -> bool:
+    """Whether per-head views [T, heads, D] of BF16 rows at D = ``hidden`` take the fixed kernels
+    (their per-head instances, by the rules of rows of one head: forward_fixed_rows and
+    forward_warp_rows; ``fixed_forward_per_head`` in forward_policy.h): the sizes of
+    FORWARD_FIXED_HIDDEN whose rows take one warp (256 and 512; docs/kernels.md step 93)."""
+    return hidden in FORWARD_FIXED_HIDDEN and forward_config(hidden)["tpr"] == 32
+
 
 # BF16 rows of one warp at a size of FORWARD_FIXED_HIDDEN (H 256 and 512) take the fixed kernel
 # with forward_config's CTA (its groups rows of one warp a CTA) from more than the first count of
@@ -292,9 +302,9 @@ FORWARD_FIXED_ROWS_MAX_ROWS = 1 << 30
 
 
 def forward_fixed_rows(rows: int, hidden: int, residual: bool) -> bool:
-    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous or row-strided) runs
-    as the fixed kernel with several rows of one warp a CTA (``forward_fixed_rows`` in
-    forward_policy.h)."""
+    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous, row-strided or, where
+    fixed_forward_per_head, per-head views) runs as the fixed kernel with several rows of one warp
+    a CTA (``forward_fixed_rows`` in forward_policy.h)."""
     cfg = forward_config(hidden)
     if (hidden not in FORWARD_FIXED_HIDDEN or cfg["tpr"] != 32
             or rows <= FORWARD_FIXED_ROWS_MIN_ROWS or rows > FORWARD_FIXED_ROWS_MAX_ROWS):
@@ -302,16 +312,18 @@ def forward_fixed_rows(rows: int, hidden: int, residual: bool) -> bool:
     return residual or rows <= forward_spread_rows(cfg, hidden)
 
 
-# BF16 rows (contiguous or row-strided) at these hidden sizes past the spread window take the
-# plain forms' several-rows-a-warp kernel, 4 / vpt rows a warp (forward_warp_rows in
-# forward_policy.h; a launch choice, same bits; measured on the H200, docs/kernels.md step 87).
+# BF16 rows (contiguous, row-strided or per-head views) at these hidden sizes past the spread
+# window take the plain forms' several-rows-a-warp kernel, 4 / vpt rows a warp (forward_warp_rows
+# in forward_policy.h; a launch choice, same bits; measured on the H200, docs/kernels.md steps 87
+# and 93).
 WARP_ROWS_HIDDEN = (256, 512)
 
 
 def forward_warp_rows(rows: int, hidden: int, residual: bool) -> bool:
-    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous or row-strided) runs
-    as forward_fixed_warp_rows_kernel (``forward_warp_rows`` in forward_policy.h): the plain
-    forms at WARP_ROWS_HIDDEN past the spread window, up to FORWARD_FIXED_ROWS_MAX_ROWS rows."""
+    """Whether a forward call of ``rows`` x ``hidden`` BF16 rows (contiguous, row-strided or
+    per-head views) runs as forward_fixed_warp_rows_kernel (``forward_warp_rows`` in
+    forward_policy.h): the plain forms at WARP_ROWS_HIDDEN past the spread window, up to
+    FORWARD_FIXED_ROWS_MAX_ROWS rows."""
     if hidden not in WARP_ROWS_HIDDEN or residual or rows > FORWARD_FIXED_ROWS_MAX_ROWS:
         return False
     return rows > forward_spread_rows(forward_config(hidden), hidden)

@@ -61,6 +61,9 @@ void RunForward(TensorView x, TensorView u, TensorView w, TensorView y, TensorVi
   p.tpr = cfg.tpr;
   p.groups = cfg.groups;
   p.group_magic = division_magic(cfg.tpr);
+  const RowDivision per_head = row_division(heads);
+  p.head_magic = per_head.magic;
+  p.head_shift = per_head.shift;
   const cudaError_t status =
       miles_rmsnorm_forward_launch(&p, x_dtype, w_dtype, cfg.vpt, static_cast<unsigned>(grid_x),
                                    static_cast<unsigned>(cfg.block), current_stream(x));

@@ -124,9 +124,10 @@ cudaError_t for_form(int form, Fn&& fn) {
 
 // Launches forward_fixed_kernel for q.hidden if it is kFixedForwardHidden[I] or a later entry
 // whose shape has VPT vectors a thread; `launched` says whether one ran. BF16 activations only
-// (every form, the residual one included), contiguous or row-strided rows (q.heads == 1: the
-// kernel has no per-head branch; per-head views take forward_rows_kernel, same bits); the order of
-// its loads is fixed_forward_weights_first's.
+// (every form, the residual one included), contiguous or row-strided rows (q.heads == 1), and
+// per-head views where a row takes one warp (fixed_forward_per_head: the PER_HEAD instances; at
+// other sizes per-head views take forward_rows_kernel, same bits); the order of its loads is
+// fixed_forward_weights_first's.
 // `halves` (fixed_forward_halves): the plain form at kFixedHalvesHidden as two CTAs a row
 // (forward_fixed_halves_kernel, twice the grid; same bits). q.groups > 1 (forward_fixed_rows, rows
 // of one warp only): forward_config's groups rows a CTA (the kernel's ROWS).
@@ -138,7 +139,8 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
     constexpr miles_rmsnorm::RowConfig kShape = miles_rmsnorm::forward_config(kHidden);
     static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
     if constexpr (kShape.vpt == VPT) {
-      if (q.hidden == kHidden && q.tpr == kShape.tpr && q.heads == 1) {
+      constexpr bool kPerHead = miles_rmsnorm::fixed_forward_per_head(kHidden);
+      if (q.hidden == kHidden && q.tpr == kShape.tpr && (q.heads == 1 || kPerHead)) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
         if constexpr (!kRes && VPT == 2 && kHidden == miles_rmsnorm::kFixedHalvesHidden) {
@@ -149,9 +151,22 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
           }
         }
         // One instance for each load order (fixed_forward_weights_first; the residual form has
-        // only the weights-first one) and each count of rows a CTA.
+        // only the weights-first one), each count of rows a CTA and, where kPerHead, each kind of
+        // row addressing.
         const auto launch_rows = [&](auto rows_a_cta) {
           constexpr int kRows = decltype(rows_a_cta)::value;
+          if constexpr (kPerHead) {
+            if (q.heads != 1) {
+              if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
+                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows,
+                                                    true><<<grid, block, 0, stream>>>(q);
+              } else if constexpr (!kRes) {
+                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false, kRows,
+                                                    true><<<grid, block, 0, stream>>>(q);
+              }
+              return cudaGetLastError();
+            }
+          }
           if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
             miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows>
                 <<<grid, block, 0, stream>>>(q);
@@ -206,9 +221,9 @@ struct ForwardLaunch {
     const int64_t slots = static_cast<int64_t>(grid.x) * p->groups;
     const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
     // BF16 rows of one warp at H 256 and 512 past the spread window: 4 / VPT rows a warp
-    // (forward_warp_rows), on a grid of their own.
+    // (forward_warp_rows), on a grid of their own; per-head views through the PER_HEAD instance.
     if constexpr (std::is_same_v<XT, __nv_bfloat16> && VPT <= 2) {
-      if (p->heads == 1 && p->hidden == 256 * VPT &&
+      if (p->hidden == 256 * VPT &&
           miles_rmsnorm::forward_warp_rows(p->rows, p->hidden, residual)) {
         constexpr int64_t kRowsACta =
             int64_t{miles_rmsnorm::kWarpRowsWarps} * miles_rmsnorm::kWarpRowsPerWarp<VPT>;
@@ -217,8 +232,13 @@ struct ForwardLaunch {
         return for_form(p->flags & miles_rmsnorm::kForwardFormMask, [&](auto form) {
           constexpr int kForm = decltype(form)::value;
           if constexpr ((kForm & miles_rmsnorm::kResidual) == 0) {
-            miles_rmsnorm::forward_fixed_warp_rows_kernel<XT, WT, VPT, kForm>
-                <<<warp_rows_grid, warp_rows_block, 0, stream>>>(*p);
+            if (p->heads != 1) {
+              miles_rmsnorm::forward_fixed_warp_rows_kernel<XT, WT, VPT, kForm, true>
+                  <<<warp_rows_grid, warp_rows_block, 0, stream>>>(*p);
+            } else {
+              miles_rmsnorm::forward_fixed_warp_rows_kernel<XT, WT, VPT, kForm>
+                  <<<warp_rows_grid, warp_rows_block, 0, stream>>>(*p);
+            }
             return cudaGetLastError();
           } else {
             return cudaErrorInvalidConfiguration;
@@ -232,7 +252,7 @@ struct ForwardLaunch {
         p->rows, p->hidden, residual, static_cast<int>(sizeof(WT)),
         std::is_same_v<XT, __nv_bfloat16>);
     // BF16 rows of one warp at the fixed kernel's sizes: forward_config's CTA of them.
-    const bool fixed_rows = std::is_same_v<XT, __nv_bfloat16> && p->heads == 1 &&
+    const bool fixed_rows = std::is_same_v<XT, __nv_bfloat16> &&
                             miles_rmsnorm::forward_fixed_rows(p->rows, p->hidden, residual);
     if ((slots >= p->rows && slots <= INT32_MAX) || latency_window || fixed_rows) {
       miles_rmsnorm::ForwardParams q = *p;

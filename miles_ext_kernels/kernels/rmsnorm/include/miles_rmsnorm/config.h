@@ -372,6 +372,30 @@ inline unsigned int division_magic(int d) {
                                    static_cast<uint64_t>(d));
 }
 
+// n / d for every n < 2^31 as (n * magic) >> shift (a 64-bit product), for 1 <= d < 2^31: with s =
+// ceil(log2 d), magic = ceil(2^(31 + s) / d) = (2^(31 + s) + e) / d for some 0 <= e < d <= 2^s,
+// and shift = 31 + s. Then n * magic / 2^shift = n / d + n * e / (d * 2^shift), and with n = q * d
+// + r the excess over q is (r + n * e / 2^shift) / d < (d - 1 + 1) / d: the floor is q. magic <
+// 2^32 (d > 2^(s - 1)). A d outside the range gets {0, 0} (its rows are not addressed this way).
+struct RowDivision {
+  unsigned int magic;
+  unsigned int shift;
+};
+
+inline RowDivision row_division(int64_t d) {
+  if (d < 1 || d >= (INT64_C(1) << 31)) return {0u, 0u};
+  unsigned int s = 0;
+  while ((INT64_C(1) << s) < d) ++s;
+  const uint64_t magic = ((UINT64_C(1) << (31 + s)) + static_cast<uint64_t>(d) - 1) /
+                         static_cast<uint64_t>(d);
+  return {static_cast<unsigned int>(magic), 31 + s};
+}
+
+// n / d by d's row_division (n < 2^31).
+MILES_RMSNORM_HOST_DEVICE inline unsigned int divide_row(unsigned int n, RowDivision d) {
+  return static_cast<unsigned int>((static_cast<uint64_t>(n) * d.magic) >> d.shift);
+}
+
 inline bool hidden_supported(int64_t hidden) {
   return hidden >= kMinHidden && hidden <= kMaxHidden && hidden % kHiddenMultiple == 0;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "miles_rmsnorm/config.h"
 #include "miles_rmsnorm/params.h"
 
 namespace miles_rmsnorm {
@@ -267,6 +268,17 @@ __device__ __forceinline__ int64_t row_offset(int row, bool per_head, int64_t he
   const uint32_t token = static_cast<uint32_t>(row) / n;
   return static_cast<int64_t>(token) * a.stride +
          static_cast<int64_t>(static_cast<uint32_t>(row) - token * n) * a.head_stride;
+}
+
+// The offset of a per-head view's row below 2^31 (token row / heads, head row % heads) with the
+// division as row_division's multiply and shift (magic, shift for heads < 2^31): no division
+// instruction sequence in front of the row's loads.
+__device__ __forceinline__ int64_t per_head_row_offset(int row, int64_t heads, unsigned int magic,
+                                                       unsigned int shift, RowAddress a) {
+  const uint32_t r = static_cast<uint32_t>(row);
+  const uint32_t token = divide_row(r, RowDivision{magic, shift});
+  const uint32_t head = r - token * static_cast<uint32_t>(heads);
+  return static_cast<int64_t>(token) * a.stride + static_cast<int64_t>(head) * a.head_stride;
 }
 
 // The loop-free forward's form, with the 64-bit division: with the 32-bit one its 32-register

@@ -12,14 +12,29 @@
 // a local tree and y's operands widened before the barrier, 2-3% at T = 1-1024 (step 81); rows of
 // one warp and more sizes, 3-22% at T = 1-256 (step 83).
 //
-// Rows are contiguous or row-strided (heads == 1: row * stride), never per-head views, which the
-// launcher gives forward_rows_kernel: a run-time per-head branch ahead of the row's loads, with its
-// constant loads and 64-bit division path, put them out 0.1-0.2 us later in a cold call (step 80).
+// Rows are contiguous or row-strided (heads == 1: row * stride), or with PER_HEAD per-head views
+// [T, heads, D] at rows of one warp (D 256 and 512; the launcher's choice). A compile-time form: a
+// run-time per-head branch ahead of the row's loads, with its constant loads and 64-bit division
+// path, put them out 0.1-0.2 us later in a cold call (step 80); the per-head form divides by a
+// multiply and a shift (row_division; step 93).
 #pragma once
 
 #include "miles_rmsnorm/forward.cuh"
 
 namespace miles_rmsnorm {
+
+// The offset of row `row` (below 2^31) of a fixed kernel's input addressed by `a`: row * stride,
+// or with PER_HEAD a per-head view's token * stride + head * head_stride (per_head_row_offset,
+// by the call's head_magic and head_shift).
+template <bool PER_HEAD>
+__device__ __forceinline__ int64_t fixed_row_offset(const ForwardParams& p, int row,
+                                                    RowAddress a) {
+  if constexpr (PER_HEAD) {
+    return per_head_row_offset(row, p.heads, p.head_magic, p.head_shift, a);
+  } else {
+    return strided_row_offset(row, a);
+  }
+}
 
 // row_sums<1>'s sum of one row over TPR threads (whole warps), every thread of the row ending
 // with it. Its second level is a W-lane butterfly over the warp partials (zeros past the row's
@@ -86,14 +101,15 @@ struct FixedRow {
 
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
 // a CTA of TPR threads, each holding VPT whole vectors (no bounds), rows at row * stride (heads ==
-// 1, see above). The launcher gives it forward_rows_kernel's grid and CTAs; rows of one warp may
-// instead come ROWS a CTA, a warp each (forward_fixed_rows: forward_config's CTA; rows of one
-// warp have no barrier, so each warp is a row of its own). With a residual
-// (kResidual in FORM) the row's u goes out with its x, and h_new = round(x + u) (residual_sum) is
-// stored before the row sum, as forward_rows_kernel's add_residual_row does. WEIGHTS_FIRST: the
-// weights' loads go out with the row's, tied to its first use (fixed_tie); else after the row's,
-// where ptxas places them.
-template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST, int ROWS = 1>
+// 1) or, with PER_HEAD, per-head views (fixed_row_offset; see above). The launcher gives it
+// forward_rows_kernel's grid and CTAs; rows of one warp may instead come ROWS a CTA, a warp each
+// (forward_fixed_rows: forward_config's CTA; rows of one warp have no barrier, so each warp is a
+// row of its own). With a residual (kResidual in FORM) the row's u goes out with its x, and h_new
+// = round(x + u) (residual_sum) is stored before the row sum, as forward_rows_kernel's
+// add_residual_row does. WEIGHTS_FIRST: the weights' loads go out with the row's, tied to its
+// first use (fixed_tie); else after the row's, where ptxas places them.
+template <typename XT, typename WT, int VPT, int TPR, int FORM, bool WEIGHTS_FIRST, int ROWS = 1,
+          bool PER_HEAD = false>
 __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
   using Row = FixedRow<VPT, TPR, FORM>;
@@ -130,8 +146,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     // a vector, before the last of u's loads went out, which then waited for a memory round trip (a
     // cold call at T = 1 paid two).
     if (!valid) return;
-    const XT* xr = static_cast<const XT*>(p.x) + strided_row_offset(row, p.x_addr);
-    const XT* ur = static_cast<const XT*>(p.u) + strided_row_offset(row, p.u_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + fixed_row_offset<PER_HEAD>(p, row, p.x_addr);
+    const XT* ur = static_cast<const XT*>(p.u) + fixed_row_offset<PER_HEAD>(p, row, p.u_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
@@ -141,8 +157,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   } else {
     if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(
-        static_cast<const XT*>(p.x) + strided_row_offset(valid ? row : 0, p.x_addr), valid,
-        Row::kNv, lane, TPR, h);
+        static_cast<const XT*>(p.x) + fixed_row_offset<PER_HEAD>(p, valid ? row : 0, p.x_addr),
+        valid, Row::kNv, lane, TPR, h);
     if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, p.rows);
     if constexpr (!WEIGHTS_FIRST) load_weights();
   }
@@ -207,8 +223,9 @@ constexpr int kWarpRowsWarps = 4;
 template <int VPT>
 constexpr int kWarpRowsPerWarp = 4 / VPT;
 
-// Up to 64 registers (1024 threads an SM), which hold a thread's 32 widened elements.
-template <typename XT, typename WT, int VPT, int FORM>
+// Up to 64 registers (1024 threads an SM), which hold a thread's 32 widened elements. Rows at
+// row * stride, or with PER_HEAD per-head views (fixed_row_offset, each row's offset of its own).
+template <typename XT, typename WT, int VPT, int FORM, bool PER_HEAD = false>
 __global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWarps))
     forward_fixed_warp_rows_kernel(const ForwardParams p) {
   constexpr int kRows = kWarpRowsPerWarp<VPT>;
@@ -220,7 +237,8 @@ __global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWar
   const int rows = static_cast<int>(p.rows);  // at most kFixedRowsMaxRows
   if (first >= rows) return;  // a warp of the last CTA past the rows
   const int64_t stride = p.x_addr.stride;  // rows at row * stride (heads == 1)
-  const XT* xr = static_cast<const XT*>(p.x) + static_cast<int64_t>(first) * stride + lane * 8;
+  const XT* xr = static_cast<const XT*>(p.x) + lane * 8;
+  if constexpr (!PER_HEAD) xr += static_cast<int64_t>(first) * stride;
   const WT* wp = static_cast<const WT*>(p.w) + lane * 8;
   RawWeight8<WT> w[VPT];
 #pragma unroll
@@ -230,8 +248,9 @@ __global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWar
   for (int i = 0; i < kRows; ++i) {
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      h[i][k] = first + i < rows ? load_raw<XT>(xr + i * stride + k * 256)
-                                 : make_uint4(0u, 0u, 0u, 0u);
+      const int64_t at =
+          PER_HEAD ? fixed_row_offset<true>(p, first + i, p.x_addr) : i * stride;
+      h[i][k] = first + i < rows ? load_raw<XT>(xr + at + k * 256) : make_uint4(0u, 0u, 0u, 0u);
     }
   }
   h[0][0].x |= fixed_tie<WT, VPT>(w, p.rows);

@@ -45,7 +45,7 @@ inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int we
 
 // Hidden sizes whose small batches take a forward instance of their own (forward_fixed_kernel:
 // the row's width and bounds fixed at compile time, same bits), for BF16 activations in contiguous
-// or row-strided rows (per-head views have no instance: step 80); every other call takes
+// or row-strided rows (per-head views where fixed_forward_per_head says); every other call takes
 // forward_rows_kernel. Each is a whole number of vectors a thread of rows of whole warps.
 // Measured on the H200 (docs/kernels.md): 3-10% faster at T = 16-256 without a residual (step
 // 45), 0.3-0.45 us faster with one at T = 16-64 (step 47); the sizes of step 83 (rows of one
@@ -166,6 +166,16 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
     if (kFixedForwardHidden[i] == hidden) return true;
   }
   return false;
+}
+
+// Whether per-head views [T, heads, D] of BF16 rows at D = hidden take the fixed kernels (their
+// PER_HEAD instances: forward_fixed_kernel and forward_fixed_warp_rows_kernel, by the same rules as
+// rows of one head; same bits): the fixed sizes whose rows take one warp (256 and 512), where the
+// instances are few. Elsewhere per-head views take forward_rows_kernel, whose run-time per-head
+// branch, constant loads and 64-bit division come ahead of the row's loads (step 80).
+// Measured on the H200 (docs/kernels.md, step 93).
+constexpr bool fixed_forward_per_head(int64_t hidden) {
+  return fixed_forward_hidden(hidden) && forward_config(hidden).tpr == 32;
 }
 
 // Whether a call of BF16 rows at a hidden size of kFixedForwardHidden whose rows take one warp

@@ -41,6 +41,10 @@ struct ForwardParams {
   int tpr;
   int groups;                 // row groups of a CTA (block / tpr)
   unsigned int group_magic;   // ceil(2^32 / tpr): thread / tpr = umulhi(thread, group_magic)
+  // row / heads as (row * head_magic) >> head_shift for rows below 2^31 (row_division, config.h):
+  // the fixed kernels' per-head views (forward_fixed.cuh, fixed_row_offset).
+  unsigned int head_magic;
+  unsigned int head_shift;
 };
 
 // Field order: what a call of one row reads first (docs/kernels.md step 89). The parameters sit
