@@ -577,20 +577,27 @@ def test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range(tmp_path):
     assert (differ, outside) == (0, 0), out
 
 
-def test_loop_free_forward_reads_per_head_views_in_place():
-    # 16412 rows: past the window and the two-row threshold; 3 tokens: inside the window.
-    hidden, heads, tokens = 256, 4, 4103
+@pytest.mark.parametrize("hidden", [128, 200, 256])
+def test_loop_free_forward_reads_per_head_views_in_place(hidden):
+    # 16413 rows (3 heads of 4, 5471 tokens): past the window and the two-row threshold; 3
+    # tokens: inside the window. Past the window H 128 takes two rows a group
+    # (forward_rows_multi), 200 a half-warp a row, 256 the fixed kernels' 4 rows a warp, each with
+    # its per-head addressing; every row must have the bits of the rows copied out.
+    heads, tokens = 3, 5471
     _skip_unless_first_party(hidden)
     assert heads * tokens >= rmsnorm_spec.FORWARD_WIDE_ROWS_MIN_ROWS
     assert heads * tokens > _forward_spread_rows(hidden) >= 3 * heads
-    buffer = torch.randn(tokens, heads, hidden + 128, device=DEV).to(torch.bfloat16)
-    view = buffer[:, :, 64:64 + hidden]
+    buffer = torch.randn(tokens, heads + 1, hidden + 128, device=DEV).to(torch.bfloat16)
+    view = buffer[:, 1:, 64:64 + hidden]
     w = (torch.rand(hidden, device=DEV) + 0.5).to(torch.bfloat16)
     y_big, rstd_big = rmsnorm_forward(view, w, EPS, **FP)
     y, rstd = rmsnorm_forward(view[:3], w, EPS, **FP)
     assert torch.equal(y, y_big[:3]) and torch.equal(rstd, rstd_big[:3])
     y_copy, rstd_copy = rmsnorm_forward(view[:3].contiguous(), w, EPS, **FP)
     assert torch.equal(y, y_copy) and torch.equal(rstd, rstd_copy)
+    y_all, rstd_all = rmsnorm_forward(view.contiguous(), w, EPS, **FP)
+    assert torch.equal(y_big.reshape(y_all.shape), y_all)
+    assert torch.equal(rstd_big.reshape(rstd_all.shape), rstd_all)
 
 
 @pytest.mark.parametrize("hidden", [520, 896, 1024, 1280, 1536, 2048, 5632, 6144, 8192])

@@ -281,15 +281,14 @@ __device__ __forceinline__ int64_t per_head_row_offset(int row, int64_t heads, u
   return static_cast<int64_t>(token) * a.stride + static_cast<int64_t>(head) * a.head_stride;
 }
 
-// The loop-free forward's form, with the 64-bit division: with the 32-bit one its 32-register
-// kernel spilled more (sm_90a, plain two-vector kernel: 4 -> 16 bytes loaded), and its per-head
-// timings did not move when the division changed (docs/kernels.md, step 41).
-__device__ __forceinline__ int64_t wide_row_offset(int row, bool per_head, int64_t heads,
+// The loop-free and split forwards' form (rows below 2^31; `per_head` is p.heads != 1): the token
+// of a per-head view's row by the call's row_division (per_head_row_offset), a multiply and a
+// shift. It replaced a 64-bit division (a called routine; the 32-bit one had spilled the
+// 32-register kernel, docs/kernels.md step 41) in front of every per-head row's loads (step 93).
+__device__ __forceinline__ int64_t wide_row_offset(int row, bool per_head, const ForwardParams& p,
                                                    RowAddress a) {
   if (!per_head) return strided_row_offset(row, a);
-  const int64_t r = static_cast<uint32_t>(row);
-  const int64_t token = r / heads;
-  return token * a.stride + (r - token * heads) * a.head_stride;
+  return per_head_row_offset(row, p.heads, p.head_magic, p.head_shift, a);
 }
 
 // ---- row reductions over the tpr threads of a row group ----------------------------------------

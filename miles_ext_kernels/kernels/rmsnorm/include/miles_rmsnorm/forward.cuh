@@ -395,8 +395,7 @@ __device__ __forceinline__ void forward_rows_multi(const ForwardParams& p) {
     row[i] = base + i * p.groups;
     valid[i] = row[i] < static_cast<int>(p.rows);
     load_row_vectors<XT, VPT>(static_cast<const XT*>(p.x) +
-                                  wide_row_offset(valid[i] ? row[i] : 0, per_head, p.heads,
-                                                  p.x_addr),
+                                  wide_row_offset(valid[i] ? row[i] : 0, per_head, p, p.x_addr),
                               valid[i], nv, lane, tpr, h[i]);
   }
   RawWeight8<WT> w[VPT];
@@ -475,8 +474,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
 
   uint4 h[VPT];
   load_row_vectors<XT, VPT, KEEP>(static_cast<const XT*>(p.x) +
-                                      wide_row_offset(valid ? row : 0, per_head, p.heads,
-                                                      p.x_addr),
+                                      wide_row_offset(valid ? row : 0, per_head, p, p.x_addr),
                                   valid, nv, lane, tpr, h);
   RawWeight8<WT> w[VPT];
   if constexpr (!LATE_WEIGHTS) {
@@ -486,7 +484,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<SMALL_BATCH>())
     if (valid) {
       uint4 uv[VPT];
       load_row_vectors<XT, VPT>(
-          static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr), true,
+          static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p, p.u_addr), true,
           nv, lane, tpr, uv);
       XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
       add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
@@ -531,7 +529,7 @@ __global__ void __launch_bounds__(1024, kThreadsPerSm / 1024)
   const int nv = static_cast<int>(p.hidden >> 3);
   uint4 h[2];
   load_row_vectors<XT, 2>(static_cast<const XT*>(p.x) +
-                              wide_row_offset(valid ? row : 0, p.heads != 1, p.heads, p.x_addr),
+                              wide_row_offset(valid ? row : 0, p.heads != 1, p, p.x_addr),
                           valid, nv, lane, kHalf, h);
   RawWeight8<WT> w[2];
   if constexpr (!LATE_WEIGHTS) {

@@ -60,14 +60,14 @@ __global__ void __launch_bounds__(1024, 1) forward_split_kernel(const ForwardPar
 
   uint4 h[VPT];
   load_row_vectors<XT, VPT>(
-      static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p.heads, p.x_addr), true, nv,
+      static_cast<const XT*>(p.x) + wide_row_offset(row, per_head, p, p.x_addr), true, nv,
       lane, tpr, h);
   RawWeight8<WT> w[VPT];
   load_raw_weights<WT, VPT>(static_cast<const WT*>(p.w), nv, lane, tpr, w);
   if constexpr (kRes) {
     uint4 uv[VPT];
     load_row_vectors<XT, VPT>(
-        static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p.heads, p.u_addr), true,
+        static_cast<const XT*>(p.u) + wide_row_offset(row, per_head, p, p.u_addr), true,
         nv, lane, tpr, uv);
     XT* hr = static_cast<XT*>(p.h_new) + static_cast<int64_t>(row) * p.hidden;
     add_residual_row<XT, VPT>(h, uv, hr, nv, lane, tpr);
