@@ -277,7 +277,7 @@ def _assert_first_rows_match(ref, x, w, rows, residual=None, where="", **contrac
         assert torch.equal(a, b[part]), f"{name} bits differ: {where}"
 
 
-@pytest.mark.parametrize("hidden", [64, 200, 256, 264, 896, 2048, 2880, 5632, 8192, 12288,
+@pytest.mark.parametrize("hidden", [64, 128, 200, 256, 264, 896, 2048, 2880, 5632, 8192, 12288,
                                     16384])
 @pytest.mark.parametrize("contract", [{}, {"cast_before_weight_mul": True},
                                       {"zero_centered_gamma": True},
@@ -506,6 +506,59 @@ def test_per_head_views_take_the_fixed_kernels_with_their_rows_bits(hidden, toke
         assert len(got) == len(want) == (3 if residual else 2)
         for name, a, b in zip(("y", "rstd", "h_new"), got, want, strict=False):
             assert torch.equal(a.reshape(b.shape), b), (name, contract)
+
+
+# (rows, weight dtype, per-head): BF16 plain calls at H 128 on the loop-free grid of two rows a
+# CTA -- the small batches (up to 2048 rows) and the spread window (to 4096) -- with odd counts
+# (half a warp past the rows), FP32 weights and per-head views (24 heads of 32).
+HALF_WARP_FIXED_CALLS = [(1, BF16, False), (3, FP32, False), (17, BF16, False),
+                         (2048, BF16, False), (2049, FP32, False), (4095, BF16, False),
+                         (72, BF16, True), (2400, FP32, True)]
+
+
+@pytest.mark.parametrize(("rows", "w_dtype", "per_head"), HALF_WARP_FIXED_CALLS)
+def test_half_warp_rows_take_the_fixed_kernel_with_the_same_bits(monkeypatch, rows, w_dtype,
+                                                                  per_head):
+    """BF16 plain calls at H 128 (rows of half a warp) on the loop-free grid of two rows a CTA
+    take forward_fixed_kernel at TPR 16 (spec.fixed_forward_half_warp), per-head views included,
+    and give forward_rows_kernel's bits (the MILES_EXT_KERNELS_FIXED_HALF_WARP=0 hook) under
+    every contract; the residual form and FP16 rows keep forward_rows_kernel."""
+    hidden = rmsnorm_spec.FORWARD_FIXED_HALF_WARP_HIDDEN
+    _skip_unless_first_party(hidden, weight_dtype=w_dtype)
+    assert rows <= _forward_spread_rows(hidden)
+    gen = torch.Generator(device=DEV).manual_seed(rows + hidden)
+    if per_head:  # [tokens, 24 of 32, D], rows = tokens * 24
+        fused = torch.randn(rows // 24, 32, hidden, device=DEV, generator=gen).bfloat16()
+        x = fused[:, 8:]
+    else:
+        x = torch.randn(rows, hidden, device=DEV, generator=gen).bfloat16()
+    w = (torch.rand(hidden, device=DEV, generator=gen) + 0.5).to(w_dtype)
+    u = torch.randn(x.shape, device=DEV, generator=gen).bfloat16()
+
+    def fixed_names(*args, **kwargs):
+        names = _kernels_launched(functools.partial(rmsnorm_forward, *args, EPS, **kwargs, **FP))
+        assert names, "the profiler recorded no CUDA kernel"
+        return [name for name in names if "forward_fixed_kernel" in name]
+
+    monkeypatch.delenv("MILES_EXT_KERNELS_FIXED_HALF_WARP", raising=False)
+    fixed = fixed_names(x, w)
+    assert rmsnorm_spec.fixed_forward_half_warp(hidden, False)
+    tail = rf",\s*16,\s*\d+,\s*true,\s*2,\s*{str(per_head).lower()}>"
+    assert len(fixed) == 1 and re.search(tail, fixed[0]), fixed
+    assert not fixed_names(x, w, residual=u)  # the residual form: forward_rows_kernel
+    w16 = w if w_dtype == FP32 else w.to(FP16)
+    assert not fixed_names(x.to(FP16), w16)
+    got = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("MILES_EXT_KERNELS_FIXED_HALF_WARP", mode)
+        assert bool(fixed_names(x, w)) == (mode == "1")
+        got[mode] = [rmsnorm_forward(x, w, EPS, **contract, **FP) for contract in SPLIT_CONTRACTS]
+    for contract, a, b in zip(SPLIT_CONTRACTS, got["1"], got["0"], strict=True):
+        for name, ta, tb in zip(("y", "rstd"), a, b, strict=True):
+            assert torch.equal(ta, tb), (name, contract)
+    want = rmsnorm_forward(x.contiguous(), w, EPS, **FP)  # the rows copied out
+    for ta, tb in zip(got["1"][0], want, strict=True):
+        assert torch.equal(ta.reshape(tb.shape), tb)
 
 
 RSTD_FAST_CHECK = r"""

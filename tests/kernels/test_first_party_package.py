@@ -129,6 +129,14 @@ int main() {
     std::printf("\n");
   }
   std::printf("wide %lld\n", static_cast<long long>(kForwardWideRowsMinRows));
+  std::printf("halfwarpfixed %lld", static_cast<long long>(kFixedHalfWarpHidden));
+  for (long h = 64; h <= 512; h += 8) {
+    if (fixed_forward_half_warp(h, false) || fixed_forward_half_warp(h, true)) {
+      std::printf(" %ld %d %d", h, fixed_forward_half_warp(h, false),
+                  fixed_forward_half_warp(h, true));
+    }
+  }
+  std::printf("\n");
   std::printf("fixed");
   for (int h : kFixedForwardHidden) {  // whole vectors a thread, rows of whole warps
     constexpr RowConfig first = forward_config(kFixedForwardHidden[0]);  // usable as a constant
@@ -436,7 +444,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
     assert len(lines) == (11 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
-                          + len(rowcol) + 3)
+                          + len(rowcol) + 4)
     # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
     # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
     assert SPEC.forward_half_warp(3073, 256, False, 2)
@@ -485,6 +493,13 @@ def test_config_header_and_spec_tables_agree(tmp_path):
          "first", str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ROWS),
          str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_ALL_ROWS_HIDDEN),
          str(SPEC.FORWARD_FIXED_WEIGHTS_FIRST_MIN_ROWS), *map(str, first)])
+    half = SPEC.FORWARD_FIXED_HALF_WARP_HIDDEN
+    assert SPEC.forward_config(half)["tpr"] == 16 and SPEC.forward_config(half)["vpt"] == 1
+    flags = [f"{h} {int(SPEC.fixed_forward_half_warp(h, False))} "
+             f"{int(SPEC.fixed_forward_half_warp(h, True))}" for h in range(64, 513, 8)
+             if SPEC.fixed_forward_half_warp(h, False) or SPEC.fixed_forward_half_warp(h, True)]
+    assert flags == [f"{half} 1 0"]
+    assert lines.pop() == " ".join(["halfwarpfixed", str(half), *flags])
     assert lines.pop() == f"wide {SPEC.FORWARD_WIDE_ROWS_MIN_ROWS}"
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",

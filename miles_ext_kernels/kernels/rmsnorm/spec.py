@@ -292,6 +292,20 @@ def fixed_forward_per_head(hidden: int) -> bool:
     return hidden in FORWARD_FIXED_HIDDEN and forward_config(hidden)["tpr"] == 32
 
 
+# The hidden size whose rows take half a warp (forward_config: tpr 16) with a fixed-kernel instance:
+# its BF16 plain calls on the loop-free grid of two rows a CTA (the small batches and the spread
+# window), per-head views included, take forward_fixed_kernel at TPR 16 (forward_policy.h:
+# kFixedHalfWarpHidden, fixed_forward_half_warp; a launch choice, same bits; measured on the H200,
+# docs/kernels.md step 94).
+FORWARD_FIXED_HALF_WARP_HIDDEN = 128
+
+
+def fixed_forward_half_warp(hidden: int, residual: bool) -> bool:
+    """Whether BF16 calls of ``hidden`` on the loop-free grid of two rows a CTA take the fixed
+    kernel at rows of half a warp (``fixed_forward_half_warp`` in forward_policy.h)."""
+    return hidden == FORWARD_FIXED_HALF_WARP_HIDDEN and not residual
+
+
 # BF16 rows of one warp at a size of FORWARD_FIXED_HIDDEN (H 256 and 512) take the fixed kernel
 # with forward_config's CTA (its groups rows of one warp a CTA) from more than the first count of
 # rows: the plain form up to the spread window, the residual form at every row count up to the

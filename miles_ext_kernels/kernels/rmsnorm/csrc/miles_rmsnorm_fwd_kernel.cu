@@ -191,6 +191,13 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
   return cudaSuccess;
 }
 
+// Whether fixed_forward_half_warp's calls may take the fixed kernel: unless
+// MILES_EXT_KERNELS_FIXED_HALF_WARP is "0" (a test hook; the same bits either way).
+bool fixed_half_warp_allowed() {
+  const char* mode = std::getenv("MILES_EXT_KERNELS_FIXED_HALF_WARP");
+  return mode == nullptr || mode[0] != '0';
+}
+
 struct ForwardLaunch {
   const miles_rmsnorm::ForwardParams* p;
   dim3 grid;
@@ -282,6 +289,11 @@ struct ForwardLaunch {
       const RowSplit split =
           known_device ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), fixed_kernel, device)
                        : RowSplit{0, false};
+      // BF16 rows of half a warp on the grid of two rows a CTA: the fixed kernel at TPR 16.
+      const bool half_warp_fixed =
+          std::is_same_v<XT, __nv_bfloat16> &&
+          miles_rmsnorm::fixed_forward_half_warp(p->hidden, residual) && q.groups == 2 &&
+          rows_block.x == 32 && fixed_half_warp_allowed();
       const bool halves = known_device && miles_rmsnorm::fixed_forward_halves(
                                               p->rows, p->hidden, residual,
                                               device_facts(device).sms);
@@ -305,6 +317,22 @@ struct ForwardLaunch {
             // cluster the device cannot place (an SM partition, say): one CTA a row below gives
             // the same bits.
             if (split.forced) return status;
+          }
+        }
+        if constexpr (VPT == 1 && std::is_same_v<XT, __nv_bfloat16> &&
+                      (kForm & miles_rmsnorm::kResidual) == 0) {
+          if (half_warp_fixed) {
+            constexpr int kTpr =
+                miles_rmsnorm::forward_config(miles_rmsnorm::kFixedHalfWarpHidden).tpr;
+            static_assert(kTpr == 16, "rows of half a warp");
+            if (p->heads != 1) {
+              miles_rmsnorm::forward_fixed_kernel<XT, WT, 1, kTpr, kForm, true, 2, true>
+                  <<<rows_grid, rows_block, 0, stream>>>(q);
+            } else {
+              miles_rmsnorm::forward_fixed_kernel<XT, WT, 1, kTpr, kForm, true, 2>
+                  <<<rows_grid, rows_block, 0, stream>>>(q);
+            }
+            return cudaGetLastError();
           }
         }
         if (small_batch) {

@@ -46,10 +46,14 @@ __device__ __forceinline__ int64_t fixed_row_offset(const ForwardParams& p, int 
 // padding are left out (c + 0 = c). A few vector loads and at most W - 1 additions, independent
 // within a level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81).
 // A row of one warp (H 256 and 512) is the first level alone: no shared memory, no barrier (step
-// 83). Every thread of the CTA calls it (rows of several warps: it synchronises the CTA).
+// 83); a row of half a warp (H 128) row_sums' 16-lane butterfly (step 94). Every thread of the CTA
+// calls it (rows of several warps: it synchronises the CTA).
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
+  if constexpr (TPR < 32) {
+    return lane_sum_once(v, TPR);  // lane_sum(v, TPR)'s additions: row_sums' for tpr < 32
+  }
   v = lane_sum_once(v, 32);
   if constexpr (kWarps == 1) {
     return v;  // a row of one warp: row_sums' one butterfly is the whole sum
@@ -91,7 +95,7 @@ __device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], in
 // vectors a thread over TPR threads, the call's form FORM (kForwardFormMask bits).
 template <int VPT, int TPR, int FORM>
 struct FixedRow {
-  static_assert(TPR >= 32 && TPR % 32 == 0, "a row of whole warps");
+  static_assert(TPR == 16 || (TPR >= 32 && TPR % 32 == 0), "a row of half a warp or whole warps");
   static constexpr int kNv = VPT * TPR;
   static constexpr int kHidden = 8 * kNv;
   static constexpr bool kRes = (FORM & kResidual) != 0;
@@ -114,14 +118,19 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     forward_fixed_kernel(const ForwardParams p) {
   using Row = FixedRow<VPT, TPR, FORM>;
   static_assert(WEIGHTS_FIRST || !Row::kRes, "the residual form loads the weights first");
-  static_assert(ROWS == 1 || TPR == 32, "several rows a CTA: rows of one warp (no barrier)");
+  static_assert(ROWS == 1 || TPR <= 32, "several rows a CTA: rows of at most a warp (no barrier)");
+  // Rows of half a warp share their warp's butterfly, so neither half may leave before it: the
+  // plain forms only (the residual form leaves at a row past the end before its loads), two rows
+  // a warp.
+  static_assert(TPR >= 32 || (!Row::kRes && ROWS % 2 == 0), "rows of half a warp: plain, paired");
   __shared__ __align__(16) float partials[32];
   // ROWS row groups a CTA: no vector of the row needs a bound.
   __builtin_assume(threadIdx.x < TPR * ROWS);
-  const int lane = ROWS == 1 ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
+  const int lane = ROWS == 1 ? static_cast<int>(threadIdx.x)
+                             : static_cast<int>(threadIdx.x & (TPR - 1));
   const int row = ROWS == 1 ? static_cast<int>(blockIdx.x)
                             : static_cast<int>(blockIdx.x) * ROWS +
-                                  static_cast<int>(threadIdx.x >> 5);
+                                  static_cast<int>(threadIdx.x / TPR);
   const bool valid = row < static_cast<int>(p.rows);
 
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through

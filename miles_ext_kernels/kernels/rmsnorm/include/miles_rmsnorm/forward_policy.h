@@ -178,6 +178,18 @@ constexpr bool fixed_forward_per_head(int64_t hidden) {
   return fixed_forward_hidden(hidden) && forward_config(hidden).tpr == 32;
 }
 
+// The hidden size whose rows take half a warp (forward_config: tpr 16, one vector a thread) with a
+// forward_fixed_kernel instance: its BF16 plain calls on the loop-free grid of two rows a CTA (the
+// small batches and the spread window), per-head views included, take that instance at TPR 16,
+// two rows a warp, instead of forward_rows_kernel (the same grid, the same bits). Measured on the
+// H200 (docs/kernels.md, step 94). MILES_EXT_KERNELS_FIXED_HALF_WARP = "0" turns it off (a test
+// hook: both kernels give the same bits).
+constexpr int64_t kFixedHalfWarpHidden = 128;
+
+inline bool fixed_forward_half_warp(int64_t hidden, bool residual) {
+  return hidden == kFixedHalfWarpHidden && !residual;
+}
+
 // Whether a call of BF16 rows at a hidden size of kFixedForwardHidden whose rows take one warp
 // (H 256 and 512) runs as forward_fixed_kernel with forward_config's CTA: its groups (8) rows of
 // one warp a CTA (the kernel's ROWS; no barrier, same bits), from more than kFixedRowsMinRows
