@@ -3,14 +3,10 @@
 # start), every installed peer, forward and backward; session 32's record32.sh with a larger
 # torch.compile budget (COMPILE_BUDGET seconds of compiling) and the plots rendered afterwards
 # from results.json (--from-json) off the GPU machine. grid_summary.py checks issue 4's targets.
-# Run from the repository root on the GPU machine, .whl carried.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16
-export PYTHONUNBUFFERED=1
-t0=$(date +%s)
-python3 -m miles_ext_kernels.cake build --arch sm_90a --jobs 16 > /tmp/build.log 2>&1 \
-  || { tail -20 /tmp/build.log; exit 1; }
+# Run from the repository root on the GPU machine, .whl carried. (As run, the call wrote
+# record32.sh's setup lines out; they are common.sh's, which it sources now: the same commands.)
+source docs/bench/h200/probes/2026-12-03-session42/common.sh
+build_tree 16
 echo "build $(( $(date +%s) - t0 )) s"
 timeout -s INT ${HARNESS_LIMIT:-470} python3 -m benchmarks.rmsnorm --device cuda --out $OUT/full \
   --only fwd,bwd --no-plots --compile-budget ${COMPILE_BUDGET:-200} \
