@@ -153,28 +153,23 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
         // One instance for each load order (fixed_forward_weights_first; the residual form has
         // only the weights-first one), each count of rows a CTA and, where kPerHead, each kind of
         // row addressing.
-        const auto launch_rows = [&](auto rows_a_cta) {
+        const auto launch_instance = [&](auto rows_a_cta, auto per_head) {
           constexpr int kRows = decltype(rows_a_cta)::value;
-          if constexpr (kPerHead) {
-            if (q.heads != 1) {
-              if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
-                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows,
-                                                    true><<<grid, block, 0, stream>>>(q);
-              } else if constexpr (!kRes) {
-                miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false, kRows,
-                                                    true><<<grid, block, 0, stream>>>(q);
-              }
-              return cudaGetLastError();
-            }
-          }
+          constexpr bool kHeads = decltype(per_head)::value;
           if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
-            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows>
+            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows, kHeads>
                 <<<grid, block, 0, stream>>>(q);
           } else if constexpr (!kRes) {
-            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false, kRows>
-                <<<grid, block, 0, stream>>>(q);
+            miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, false, kRows,
+                                                kHeads><<<grid, block, 0, stream>>>(q);
           }
           return cudaGetLastError();
+        };
+        const auto launch_rows = [&](auto rows_a_cta) {
+          if constexpr (kPerHead) {
+            if (q.heads != 1) return launch_instance(rows_a_cta, std::true_type{});
+          }
+          return launch_instance(rows_a_cta, std::false_type{});
         };
         if constexpr (kShape.tpr == 32) {
           if (q.groups > 1) {
@@ -284,8 +279,9 @@ struct ForwardLaunch {
       int device = 0;
       const bool known_device = small_batch && cudaGetDevice(&device) == cudaSuccess;
       // Rows that one CTA would compute with forward_fixed_kernel (launch_fixed_forward's test).
-      const bool fixed_kernel = std::is_same_v<XT, __nv_bfloat16> && p->heads == 1 &&
-                                miles_rmsnorm::fixed_forward_hidden(p->hidden);
+      const bool fixed_kernel =
+          std::is_same_v<XT, __nv_bfloat16> && miles_rmsnorm::fixed_forward_hidden(p->hidden) &&
+          (p->heads == 1 || miles_rmsnorm::fixed_forward_per_head(p->hidden));
       const RowSplit split =
           known_device ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), fixed_kernel, device)
                        : RowSplit{0, false};

@@ -281,9 +281,10 @@ __device__ __forceinline__ int64_t per_head_row_offset(int row, int64_t heads, u
   return static_cast<int64_t>(token) * a.stride + static_cast<int64_t>(head) * a.head_stride;
 }
 
-// The loop-free and split forwards' form (rows below 2^31; `per_head` is p.heads != 1): the token
-// of a per-head view's row by the call's row_division (per_head_row_offset), a multiply and a
-// shift. It replaced a 64-bit division (a called routine; the 32-bit one had spilled the
+// The forward's row offset for rows below 2^31 (the loop-free, split and fixed kernels; `per_head`
+// is p.heads != 1, a constant in the fixed kernels' PER_HEAD instances): row * stride, or the
+// token of a per-head view's row by the call's row_division (per_head_row_offset), a multiply
+// and a shift. It replaced a 64-bit division (a called routine; the 32-bit one had spilled the
 // 32-register kernel, docs/kernels.md step 41) in front of every per-head row's loads (step 93).
 __device__ __forceinline__ int64_t wide_row_offset(int row, bool per_head, const ForwardParams& p,
                                                    RowAddress a) {

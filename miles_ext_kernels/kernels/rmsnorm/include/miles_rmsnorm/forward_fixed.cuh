@@ -23,19 +23,6 @@
 
 namespace miles_rmsnorm {
 
-// The offset of row `row` (below 2^31) of a fixed kernel's input addressed by `a`: row * stride,
-// or with PER_HEAD a per-head view's token * stride + head * head_stride (per_head_row_offset,
-// by the call's head_magic and head_shift).
-template <bool PER_HEAD>
-__device__ __forceinline__ int64_t fixed_row_offset(const ForwardParams& p, int row,
-                                                    RowAddress a) {
-  if constexpr (PER_HEAD) {
-    return per_head_row_offset(row, p.heads, p.head_magic, p.head_shift, a);
-  } else {
-    return strided_row_offset(row, a);
-  }
-}
-
 // row_sums<1>'s sum of one row over TPR threads (whole warps), every thread of the row ending
 // with it. Its second level is a W-lane butterfly over the warp partials (zeros past the row's
 // warps; W: the smallest power of two holding them, warp_partials_width): the levels past W of
@@ -105,7 +92,7 @@ struct FixedRow {
 
 // forward_rows_kernel<XT, WT, VPT, SMALL_BATCH = true, FORM> at hidden = 8 * VPT * TPR: one row
 // a CTA of TPR threads, each holding VPT whole vectors (no bounds), rows at row * stride (heads ==
-// 1) or, with PER_HEAD, per-head views (fixed_row_offset; see above). The launcher gives it
+// 1) or, with PER_HEAD, per-head views (wide_row_offset; see above). The launcher gives it
 // forward_rows_kernel's grid and CTAs; rows of one warp may instead come ROWS a CTA, a warp each
 // (forward_fixed_rows: forward_config's CTA; rows of one warp have no barrier, so each warp is a
 // row of its own). With a residual (kResidual in FORM) the row's u goes out with its x, and h_new
@@ -155,8 +142,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
     // a vector, before the last of u's loads went out, which then waited for a memory round trip (a
     // cold call at T = 1 paid two).
     if (!valid) return;
-    const XT* xr = static_cast<const XT*>(p.x) + fixed_row_offset<PER_HEAD>(p, row, p.x_addr);
-    const XT* ur = static_cast<const XT*>(p.u) + fixed_row_offset<PER_HEAD>(p, row, p.u_addr);
+    const XT* xr = static_cast<const XT*>(p.x) + wide_row_offset(row, PER_HEAD, p, p.x_addr);
+    const XT* ur = static_cast<const XT*>(p.u) + wide_row_offset(row, PER_HEAD, p, p.u_addr);
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
@@ -166,7 +153,7 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   } else {
     if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(
-        static_cast<const XT*>(p.x) + fixed_row_offset<PER_HEAD>(p, valid ? row : 0, p.x_addr),
+        static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, PER_HEAD, p, p.x_addr),
         valid, Row::kNv, lane, TPR, h);
     if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, p.rows);
     if constexpr (!WEIGHTS_FIRST) load_weights();
@@ -233,7 +220,7 @@ template <int VPT>
 constexpr int kWarpRowsPerWarp = 4 / VPT;
 
 // Up to 64 registers (1024 threads an SM), which hold a thread's 32 widened elements. Rows at
-// row * stride, or with PER_HEAD per-head views (fixed_row_offset, each row's offset of its own).
+// row * stride, or with PER_HEAD per-head views (wide_row_offset, each row's offset of its own).
 template <typename XT, typename WT, int VPT, int FORM, bool PER_HEAD = false>
 __global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWarps))
     forward_fixed_warp_rows_kernel(const ForwardParams p) {
@@ -258,7 +245,7 @@ __global__ void __launch_bounds__(32 * kWarpRowsWarps, 1024 / (32 * kWarpRowsWar
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int64_t at =
-          PER_HEAD ? fixed_row_offset<true>(p, first + i, p.x_addr) : i * stride;
+          PER_HEAD ? wide_row_offset(first + i, true, p, p.x_addr) : i * stride;
       h[i][k] = first + i < rows ? load_raw<XT>(xr + at + k * 256) : make_uint4(0u, 0u, 0u, 0u);
     }
   }

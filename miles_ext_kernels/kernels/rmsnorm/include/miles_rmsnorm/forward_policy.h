@@ -18,11 +18,12 @@ inline int64_t split_row_bytes(int64_t hidden, bool residual, int weight_bytes) 
   return hidden * ((residual ? 8 : 4) + weight_bytes);
 }
 
-// Rows that the fixed kernel computes (forward_fixed_kernel: BF16 rows, one head, a hidden size of
-// kFixedForwardHidden) stay one CTA a row below this hidden size: one CTA of the fixed kernel
-// measured faster than the split on the H200 at H 4096-8192 (docs/kernels.md step 90: the
-// residual 16 x 6144 2.98 -> 2.60 us, 16 x 6144 with an FP32 weight 2.69 -> 2.42, 16 x 8192 2.80
-// -> 2.59), the split faster at 12288 (1 x 12288 2.43 against 2.72 in one CTA).
+// Rows that the fixed kernel computes (forward_fixed_kernel: BF16 rows at a hidden size of
+// kFixedForwardHidden, of one head or per-head views where fixed_forward_per_head says) stay one
+// CTA a row below this hidden size: one CTA of the fixed kernel measured faster than the split on
+// the H200 at H 4096-8192 (docs/kernels.md step 90: the residual 16 x 6144 2.98 -> 2.60 us, 16 x
+// 6144 with an FP32 weight 2.69 -> 2.42, 16 x 8192 2.80 -> 2.59), the split faster at 12288 (1 x
+// 12288 2.43 against 2.72 in one CTA).
 constexpr int64_t kSplitFixedMinHidden = 12288;
 
 // The measured choice (H200, docs/kernels.md steps 44 and 90) of CTAs a row of a small batch is
@@ -30,8 +31,8 @@ constexpr int64_t kSplitFixedMinHidden = 12288;
 // ctas <= sms), where a whole row would move at least 48 KB and the cluster gets at least four
 // CTAs, or at least 96 KB with two. Below that, the cluster's start and exchange (0.1-0.15 us)
 // cost more than the smaller share of the row saves (1 x 4096: 2.21 us in one CTA, 2.33 in two).
-// `fixed_kernel`: whether one CTA a row would run forward_fixed_kernel (BF16 rows of one head at a
-// size of kFixedForwardHidden); such rows keep one CTA below kSplitFixedMinHidden.
+// `fixed_kernel`: whether one CTA a row would run forward_fixed_kernel (see above); such rows keep
+// one CTA below kSplitFixedMinHidden.
 inline int split_row_default(int64_t rows, int64_t hidden, bool residual, int weight_bytes,
                              int sms, bool fixed_kernel) {
   if (fixed_kernel && hidden < kSplitFixedMinHidden) return 0;
@@ -172,8 +173,8 @@ constexpr bool fixed_forward_hidden(int64_t hidden) {
 // PER_HEAD instances: forward_fixed_kernel and forward_fixed_warp_rows_kernel, by the same rules as
 // rows of one head; same bits): the fixed sizes whose rows take one warp (256 and 512), where the
 // instances are few. Elsewhere per-head views take forward_rows_kernel, whose run-time per-head
-// branch, constant loads and 64-bit division come ahead of the row's loads (step 80).
-// Measured on the H200 (docs/kernels.md, step 93).
+// branch and constant loads come ahead of the row's loads (step 80). Measured on the H200
+// (docs/kernels.md, step 93).
 constexpr bool fixed_forward_per_head(int64_t hidden) {
   return fixed_forward_hidden(hidden) && forward_config(hidden).tpr == 32;
 }

@@ -42,7 +42,7 @@ struct ForwardParams {
   int groups;                 // row groups of a CTA (block / tpr)
   unsigned int group_magic;   // ceil(2^32 / tpr): thread / tpr = umulhi(thread, group_magic)
   // row / heads as (row * head_magic) >> head_shift for rows below 2^31 (row_division, config.h):
-  // the fixed kernels' per-head views (forward_fixed.cuh, fixed_row_offset).
+  // the forward kernels' per-head views (device.cuh, wide_row_offset).
   unsigned int head_magic;
   unsigned int head_shift;
 };
