@@ -6,7 +6,8 @@
 # fwd_build (a tree's forward modules), ab (session 41's rows.py over trees, labelled),
 # fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite;
 # session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it);
-# session 56 split_run (rows.py's forward in the working tree with a split forced or not).
+# session 56 split_run (rows.py's forward in the working tree with a split forced or not);
+# session 57 overlay_builds (an overlay's forward modules beside the tree's) and abba (ab both ways).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -81,6 +82,17 @@ slow_rows() {  # files...: the record rows at 2.85 us or more (ours), "file shap
   for f in "$@"; do
     grep "^| H=" $f | awk -F'|' -v f=$(basename $f) '{ if ($5+0 >= 2.85) print f, $2, $3, $5 }'
   done
+}
+overlay_builds() {  # name label: overlay_tree name, its forward modules (labelled) beside every
+  overlay_tree $1   # module of the working tree (session 57's review: sessions 54-57's lines)
+  fwd_build /tmp/$1 $2 4 & build_tree 12; wait
+  echo "builds $(( $(date +%s) - t0 )) s"
+}
+abba() {  # as ab, with two trees: in the order given, then reversed (A B B A)
+  local args=("$@") n=$#
+  local first=${args[n-2]} second=${args[n-1]}
+  ab "${args[@]:0:n-2}" "$first" "$second"
+  ab "${args[@]:0:n-2}" "$second" "$first"
 }
 gpu_suite() {  # the GPU tests of the working tree -> $OUT/gpu_suite.log, its last lines shown
   timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider -p no:logging --show-capture=no \

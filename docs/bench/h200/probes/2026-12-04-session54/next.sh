@@ -6,9 +6,7 @@
 # `git show HEAD:<path> > .device/a/<path>`). Carry .whl and .device. The GPU suite on the
 # patched tree, then rows.py's forward at T 1, 16 and 64 (two passes), A HEAD, B patched.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree a  # common.sh's since session 55: the same commands
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds a A  # common.sh's since sessions 55 and 57: the same commands
 gpu_suite
 S=1x256,1x1024,1x2048,1x4096,1x8192,16x512,16x2048,16x6144,64x256,64x1536,64x4096,64x8192
 for pass in 1 2; do

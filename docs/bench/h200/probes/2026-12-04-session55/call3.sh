@@ -4,15 +4,12 @@
 # working tree. Builds, the GPU suite on B, rows.py's forward A B B A, then the harness's forward
 # at T 1, 16, 64 (H 4096-8192) against Liger on B.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree a
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds a A
 gpu_suite
 S=1x5120,16x5120,1x6144,8x6144,16x6144,32x6144,1x7168,16x7168,32x7168,1x8192,16x8192,32x8192
 S=$S,16x4096,16x12288
 F=("plain bf16" "plain fp32" "residual bf16" "residual fp32")
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". B"
-ab rows.txt fwd $S "${F[@]}" -- ". B" "/tmp/a A"
+abba rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". B"
 echo "ab $(( $(date +%s) - t0 )) s"
 timeout -s KILL 200 python3 -m benchmarks.rmsnorm --device cuda --only fwd --rows 1,16,64 \
   --hidden 4096,5120,6144,8192 --families plain,residual --candidates ours,liger \

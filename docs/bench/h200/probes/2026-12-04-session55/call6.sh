@@ -8,7 +8,6 @@ fwd_build /tmp/b B 8 & fwd_build . A 8; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 S=64x256,128x256,192x256,256x256,64x512,128x512,192x512,256x512
 F=("plain bf16" "plain fp32" "residual bf16")
-ab rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/b B" ". A"
+abba rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

@@ -12,7 +12,6 @@ echo "builds $(( $(date +%s) - t0 )) s"
 S=
 for h in 256 512 1024 2048; do for t in 17 32 64 128 256 1024; do S=$S${S:+,}${t}x$h; done; done
 F=("plain bf16" "plain fp32")
-ab rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/b B" ". A"
+abba rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

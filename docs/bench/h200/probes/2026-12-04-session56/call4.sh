@@ -6,15 +6,12 @@
 # up to the latency window's end (2^21 elements), where call 3 had 1024 x 1024 and 1024 x 2048
 # 5-6% faster with the weights first; H 256 and 512 (the same rule in A and B) as the control.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree b
-fwd_build /tmp/b B 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds b B
 gpu_suite
 S=384x1024,512x1024,768x1024,1024x1024,2048x1024,512x1536,1024x1536,1365x1536
 S=$S,256x2048,512x2048,768x2048,1024x2048,128x4096,256x4096,512x4096,64x8192,128x8192,256x8192
 S=$S,64x256,1024x256,64x512,1024x512
 F=("plain bf16" "plain fp32")
-ab rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/b B" ". A"
+abba rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

@@ -5,15 +5,12 @@
 # launcher) against N (the working tree), A N N A, on rows the rule changed and two it did not
 # (256 x 2048, 512 x 4096); then the harness, ours and Liger, at T 64 and 1024, H 256-2048.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree a
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds a A
 gpu_suite
 S=17x256,32x256,64x256,17x512,32x512,64x512,768x1024,1024x1024,2048x1024,1024x1536
 S=$S,768x2048,1024x2048,256x2048,512x4096
 F=("plain bf16" "plain fp32")
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". N"
-ab rows.txt fwd $S "${F[@]}" -- ". N" "/tmp/a A"
+abba rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". N"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt
 timeout -s KILL 170 python3 -m benchmarks.rmsnorm --device cuda --only fwd --rows 64,1024 \

@@ -9,7 +9,6 @@ fwd_build /tmp/b B 8 & fwd_build . A 8; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 S=32x1536,64x1536,128x1536,256x1536,32x2560,64x2560,128x2560,32x3072,64x3072,128x3072
 F=("plain bf16" "plain fp32")
-ab rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/b B" ". A"
+abba rows.txt fwd $S "${F[@]}" -- ". A" "/tmp/b B"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

@@ -4,17 +4,13 @@
 # ([T, 32, H][:, :24], "phs") A (.device/a: HEAD's kernel sources) against W (the working tree),
 # A W W A, BF16 and FP32 weights, and plain rows at the same sizes as a control.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-overlay_tree a
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds a A
 gpu_suite
 S=1x256,2x256,4x256,16x256,64x256,128x256,256x256,1024x256,4096x256,1x512,16x512,64x512,256x512
 S=$S,1024x512
 F=("phs bf16" "phs fp32")
-ab rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". W"
-ab rows.txt fwd $S "${F[@]}" -- ". W" "/tmp/a A"
+abba rows.txt fwd $S "${F[@]}" -- "/tmp/a A" ". W"
 echo "ab $(( $(date +%s) - t0 )) s"
-ab rows.txt fwd 16x256,384x256,3072x256,6144x256,384x512 "plain bf16" -- "/tmp/a A" ". W"
-ab rows.txt fwd 16x256,384x256,3072x256,6144x256,384x512 "plain bf16" -- ". W" "/tmp/a A"
+abba rows.txt fwd 16x256,384x256,3072x256,6144x256,384x512 "plain bf16" -- "/tmp/a A" ". W"
 echo "control $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt

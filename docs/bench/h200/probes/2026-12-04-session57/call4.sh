@@ -7,13 +7,10 @@
 # (per_head_peers.py).
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 Q=docs/bench/h200/probes/2026-12-04-session57
-overlay_tree a
-fwd_build /tmp/a A 4 & build_tree 12; wait
-echo "builds $(( $(date +%s) - t0 )) s"
+overlay_builds a A
 gpu_suite
 S=1x128,4x128,16x128,64x128,256x128,1024x128,4x1024,16x1024,64x1024,4x2048,16x2048,64x2048
-ab rows.txt fwd $S "phs bf16" -- "/tmp/a A" ". W"
-ab rows.txt fwd $S "phs bf16" -- ". W" "/tmp/a A"
+abba rows.txt fwd $S "phs bf16" -- "/tmp/a A" ". W"
 echo "ab $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/rows.txt
 timeout -s KILL 200 python3 $Q/per_head_peers.py 128,256 1,4,16,64,256,1024 2>/dev/null \
