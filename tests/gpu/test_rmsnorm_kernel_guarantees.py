@@ -8,6 +8,7 @@ counts. Runs on any GPU the first-party package covers (an H200 in this project'
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -29,6 +30,7 @@ from miles_ext_kernels.cake import (  # noqa: E402
     rmsnorm_workspace_bytes,
     routing,
 )
+from miles_ext_kernels.cake.packages.build_json import hidden_rule_admits  # noqa: E402
 from miles_ext_kernels.kernels.rmsnorm import spec as rmsnorm_spec  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -1035,8 +1037,9 @@ def _has_clusters() -> bool:
 @pytest.mark.parametrize(("hidden", "rows", "program"), [
     # a few rows past one CTA iteration: with clusters, the small-batch deterministic program
     (4096, 16, ("miles_rmsnorm_bwd_nondet", "miles_rmsnorm_bwd_small")),
-    (4096, 40000, "miles_rmsnorm_bwd_nondet"),   # many rows at a large H
+    (12288, 4000, "miles_rmsnorm_bwd_nondet"),   # many rows at H > 8192
     (16384, 3001, "miles_rmsnorm_bwd_nondet"),
+    (4096, 40000, "miles_rmsnorm_bwd"),          # at H <= 8192 the deterministic one (step 95)
     (16384, 16, "miles_rmsnorm_bwd_nondet"),     # no small-batch program above H = 8192
     (4096, 3001, "miles_rmsnorm_bwd"),           # in between: the deterministic program
     (512, 3001, "miles_rmsnorm_bwd"),
@@ -1051,12 +1054,56 @@ def test_non_deterministic_backward_has_the_same_dx(hidden, rows, program):
     dx_det, dw_det = rmsnorm_backward(g, x, w, rstd, **FP)
     dx_fast, dw_fast = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
     assert torch.equal(dx_fast, dx_det)
+    _assert_atomic_dw(x, w, g, dw_fast, dw_det)
+
+
+def _assert_atomic_dw(x, w, g, dw_fast, dw_det) -> None:
     # FP32 atomics add in arrival order, so their dw is held to ten times the deterministic
     # budget (40000 rows at H=4096 measured up to 1.3e-4 from the deterministic dw)
     torch.testing.assert_close(dw_fast, dw_det, rtol=1e-3, atol=1e-3)
     _, _, _, ref_dw = _fp64_reference(x, w, g)
     assert _within_dw_budget(dw_det, ref_dw)
     assert _within_dw_budget(dw_fast, ref_dw, relative=1e-3)
+
+
+def _atomic_route(decide, hidden: int):
+    """dispatch.decide, with a first-party deterministic=False backward routed to the atomic
+    program's record for ``hidden`` (whatever its row windows and the arch's routes say)."""
+    def forced(call, device, **kw):
+        decision = decide(call, device, **kw)
+        route = decision.route
+        if call.kind != "bwd" or kw.get("deterministic", True) or route.origin != "first_party":
+            return decision
+        (record,) = [r for r in route.package.modules.values()
+                     if r.kernel == "miles_rmsnorm_bwd_nondet"
+                     and hidden_rule_admits(r.extra.get("hidden_rule"), hidden)]
+        route = dataclasses.replace(route, kind="bwd_nondet", modules=(record,),
+                                    workspace_module=None)
+        return dataclasses.replace(decision, route=route)
+    return forced
+
+
+@pytest.mark.parametrize(("hidden", "rows"), [(4096, 40000), (8192, 12000), (2048, 3001)])
+def test_atomic_program_of_one_vector_a_thread_keeps_the_dx_bits_where_forced(monkeypatch,
+                                                                              hidden, rows):
+    """The atomic program's one-vector instances (H <= 8192): the routes take them only for 2-16
+    rows on GPUs without clusters, since the deterministic program measured faster past 16 rows
+    (docs/kernels.md, step 95), so here they are forced through the dispatch decision."""
+    _skip_unless_first_party(hidden, deterministic=False)
+    x, w, g, _ = _inputs(rows, hidden, seed=4)
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+    dx_det, dw_det = rmsnorm_backward(g, x, w, rstd, **FP)
+    assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd"
+    monkeypatch.setattr(dispatch, "decide", _atomic_route(dispatch.decide, hidden))
+    dispatch.clear_caches()  # and the launch plans recorded with the unforced decisions
+    try:
+        assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
+        dx_fast, dw_fast = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()
+    assert torch.equal(dx_fast, dx_det)
+    _assert_atomic_dw(x, w, g, dw_fast, dw_det)
 
 
 # ---- the small-batch program (one thread-block cluster, sm_90 and later) ----------------------
@@ -1614,8 +1661,13 @@ def test_backward_with_less_shared_memory_keeps_its_bits(monkeypatch, hidden, li
 
 @pytest.mark.parametrize("limit", list(SMEM_LIMITS.values()), ids=list(SMEM_LIMITS))
 @pytest.mark.parametrize(("hidden", "rows"), [(4096, 40000), (8192, 12000), (16384, 3001)])
-def test_atomic_backward_with_less_shared_memory_keeps_its_dx(monkeypatch, hidden, rows, limit):
+def test_atomic_backward_with_less_shared_memory_keeps_its_dx(monkeypatch, request, hidden, rows,
+                                                              limit):
     _skip_unless_first_party(hidden, deterministic=False)
+    if hidden <= 8192:  # one vector a thread: not routed past 16 rows (step 95), so forced
+        monkeypatch.setattr(dispatch, "decide", _atomic_route(dispatch.decide, hidden))
+        dispatch.clear_caches()
+        request.addfinalizer(dispatch.clear_caches)
     assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
     x, w, g, _ = _inputs(rows, hidden, seed=12)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)

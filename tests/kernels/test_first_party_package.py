@@ -219,10 +219,13 @@ def test_atomic_windows_follow_the_measured_policy():
         # one CTA iteration (no barrier in the deterministic program) and mid-size batches: no
         assert not atomic_serves(4096, 2, arch) and not atomic_serves(4096, 1024, arch)
         assert not atomic_serves(2048, 65536, arch) and not atomic_serves(512, 16, arch)
-        # many rows at large H: yes
-        assert atomic_serves(4096, 65536, arch)
-        assert atomic_serves(8192, 8193, arch) and not atomic_serves(8192, 8192, arch)
-        assert atomic_serves(16384, 4096, arch)
+        # many rows where a thread holds one vector (H <= 8192): no, since step 95
+        assert not atomic_serves(4096, 65536, arch) and not atomic_serves(8192, 65536, arch)
+        # many rows at H > 8192 (four vectors a thread): yes, past 2^39 / H^2 rows
+        assert atomic_serves(16384, 4096, arch) and atomic_serves(16384, 2049, arch)
+        assert not atomic_serves(16384, 2048, arch)
+        assert atomic_serves(12288, 3641, arch) and not atomic_serves(12288, 3640, arch)
+        assert atomic_serves(9216, 6473, arch) and not atomic_serves(9216, 6472, arch)
     # a handful of rows past one CTA iteration: yes without clusters; with them the small-batch
     # deterministic program serves those rows faster
     assert atomic_serves(4096, 16) and not atomic_serves(4096, 16, "sm_90a")

@@ -126,8 +126,11 @@ BACKWARD_SPREAD_CHUNKS = 8
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
 ATOMIC_THREADS_PER_SM = 1024
 # Where deterministic=False takes the atomic program (atomic_row_windows; H200 measurements in
-# docs/kernels.md): T=16 7.3-19.7 us against 8.6-24.8 (deterministic); T=65536 at H=4096 428 us
-# against 438, at H=8192 820 against 885; the deterministic program wins in between.
+# docs/kernels.md): T=16 7.3-19.7 us against 8.6-24.8 (deterministic); many rows at H > 8192
+# (four vectors a thread): 16384 x 12288 317 us against 355, 16384 x 16384 419 against 441. The
+# deterministic program wins in between, and at every T past 16 where a thread holds one vector
+# (since its chunks deal rows in turn, step 95: 65536 x 4096 403 us against 449, 16384 x 8192 199
+# against 252).
 ATOMIC_SMALL_ROWS = 16
 ATOMIC_ROWS_SCALE = 1 << 39
 ATOMIC_MEASURED_ROWS = 65536
@@ -677,14 +680,15 @@ def atomic_row_windows(hidden: int, cfg: dict[str, int]) -> list[tuple[int, int 
     Outside them the call takes the deterministic route (the same dx bits, a better dw), which
     measured faster on the H200: the atomic program wins only where the deterministic one needs
     a grid barrier and a fold for a handful of rows (more rows than one CTA iteration, at most
-    ATOMIC_SMALL_ROWS), and at many rows for large H (above ATOMIC_ROWS_SCALE / H^2 rows, where
-    measured; never where that bound exceeds ATOMIC_MEASURED_ROWS).
+    ATOMIC_SMALL_ROWS), and at many rows where a thread holds four vectors (H > 8192: above
+    ATOMIC_ROWS_SCALE / H^2 rows, where measured; never where that bound exceeds
+    ATOMIC_MEASURED_ROWS).
     """
     windows: list[tuple[int, int | None]] = []
     if cfg["rows_per_cta"] < ATOMIC_SMALL_ROWS:
         windows.append((cfg["rows_per_cta"], ATOMIC_SMALL_ROWS))
     above = max(ATOMIC_SMALL_ROWS, ATOMIC_ROWS_SCALE // (hidden * hidden))
-    if above <= ATOMIC_MEASURED_ROWS:
+    if cfg["vpt"] != 1 and above <= ATOMIC_MEASURED_ROWS:
         windows.append((above, None))
     return windows
 

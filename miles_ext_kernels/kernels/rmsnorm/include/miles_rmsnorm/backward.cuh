@@ -2,10 +2,11 @@
 //   xhat = h * r, gw = g * w_eff, dx = r * (gw - xhat * mean(gw * xhat)) (+ g_h, residual form)
 //   dw   = sum over rows of g * xhat (xhat rounded to the activation type under the
 //          cast-before-weight-mul contract), FP32 result.
-// Deterministic program: rows are split into n_chunks fixed chunks (a function of rows and
-// hidden only); a chunk's partial is a sum of exact products accumulated in FP64 in row order,
-// folded across the row groups of its CTA in fixed order; after a grid barrier the chunk
-// partials are folded in FP64 in a fixed order per column and rounded once to FP32.
+// Deterministic program: rows are split into n_chunks fixed chunks (n_chunks a function of rows
+// and hidden only; with one vector a thread, H <= 8192, rows dealt to the chunks in turn, else
+// contiguous ranges: chunk_rows); a chunk's partial is a sum of exact products accumulated in
+// FP64 in row order, folded across the row groups of its CTA in fixed order; after a grid barrier
+// the chunk partials are folded in FP64 in a fixed order per column and rounded once to FP32.
 // Neither the CTA count nor the SM count changes any bit of dw.
 //
 // Both programs stream rows through a ring of per-thread cp.async slots: while one iteration's
@@ -219,17 +220,21 @@ struct RowStage {
   }
 };
 
-// The R rows a group handles in the iteration starting at `base` (rows past `limit` masked).
+// The R rows a group handles in the iteration starting at position `base` of a run of rows
+// first, first + stride, first + 2 stride, ... (positions past `limit` masked): the deterministic
+// program's chunk (first: the chunk, stride: n_chunks), or every row (0, 1: the atomic program).
 // Row indices fit in 32 bits (the bindings refuse more than 2^30 rows).
 template <int R>
 struct RowSet {
   int row[R];
   bool valid[R];
-  __device__ __forceinline__ RowSet(int base, int group, int groups, int limit) {
+  __device__ __forceinline__ RowSet(int base, int group, int groups, int limit, int first,
+                                    int stride) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      row[i] = base + group + i * groups;
-      valid[i] = row[i] < limit;
+      const int position = base + group + i * groups;
+      row[i] = first + position * stride;
+      valid[i] = position < limit;
     }
   }
 };
@@ -602,8 +607,9 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
   }
 }
 
-// Iterations over rows first, first + step, ... below limit (R rows per group each), through a
-// ring of D stages: g and x are copied D - 1 iterations ahead.
+// Iterations over the positions first, first + step, ... below limit (R rows per group each) of
+// the run of rows run_first + k * run_stride (RowSet), through a ring of D stages: g and x are
+// copied D - 1 iterations ahead.
 // `issued()` runs once the first D - 1 iterations' copies are issued, before the first iteration
 // (the deterministic program stages its shared weights there, from copies started before any
 // row's); `started()` runs in the first iteration, once its copies and its rstd load are in
@@ -616,9 +622,14 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
                                                   int tpr, const RowStage<VPT, R>& stage,
                                                   const Weights& w, RowScratch<R>& scratch,
                                                   Acc (&acc)[VPT][8], Issued issued,
-                                                  Started started) {
+                                                  Started started, int run_first,
+                                                  int run_stride) {
   static_assert(D >= 1, "a ring has at least one stage");
   const int nv = static_cast<int>(p.hidden / 8);
+  // The rows of this group in the iteration at position `base`.
+  auto rows_at = [&](int base) {
+    return RowSet<R>(base, group, groups, limit, run_first, run_stride);
+  };
   // Base of the iteration n ahead of `base`, clamped (every row of it masked) at the limit.
   auto ahead = [&](int base, int n) {
     const int64_t b = static_cast<int64_t>(base) + static_cast<int64_t>(n) * step;
@@ -626,22 +637,21 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   };
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
-    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(p, RowSet<R>(ahead(first, d), group, groups, limit),
-                                           lane, tpr, stage, d);
+    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(p, rows_at(ahead(first, d)), lane, tpr, stage, d);
   }
   if (first < limit) issued();
   int buf = 0;
   for (int base = first; base < limit; base = ahead(base, 1)) {
     // This iteration's rstd is loaded first: its latency overlaps the copies' wait, the dot
     // products and the row reduction (a value loaded earlier would have to wait in a register).
-    const RowSet<R> s(base, group, groups, limit);
+    const RowSet<R> s = rows_at(base);
     float r[R];
     load_rstd<R>(p, s, r);
     if (base == first) started();
     // Stage (buf + D - 1) mod D was read by this thread in the previous iteration.
     const int far = buf == 0 ? D - 1 : buf - 1;
-    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(
-        p, RowSet<R>(ahead(base, D - 1), group, groups, limit), lane, tpr, stage, far);
+    issue_rows<XT, VPT, R, PER_HEAD, KEEP>(p, rows_at(ahead(base, D - 1)), lane, tpr, stage,
+                                           far);
     cp_async_wait_pending<D - 1>();
     BackwardRows<VPT, R> rows(nv, s.valid, lane, tpr, stage, buf);
     backward_rows<XT, VPT, R, PER_HEAD>(p, s, r, lane, tpr, w, scratch, rows, acc);
@@ -868,6 +878,35 @@ inline __device__ __noinline__ void write_chunk_sums(double a0, double a1, doubl
   __syncthreads();
 }
 
+// The rows of a deterministic chunk: first + k * stride for the positions k in [begin, end) (at
+// most rows_per_chunk of them; none for a trailing chunk of the contiguous partition).
+struct ChunkRows {
+  int begin;
+  int end;
+  int first;
+  int stride;
+};
+
+// Chunk c's rows, a function of (rows, hidden) only (VPT is the hidden size's). One vector a
+// thread: dealt in turn, c, c + n_chunks, ... (ceil((rows - c) / n_chunks) rows: at least one,
+// the routes giving n_chunks <= rows), so that the grid's CTAs stream neighbouring rows together,
+// 2-8% faster than contiguous ranges at T >= 4096 on the H200 (docs/kernels.md, step 95). Four
+// vectors a thread (one CTA an SM, H > 8192): the contiguous range [c * rows_per_chunk, ...),
+// which measured faster there (16384 x 12288 by 9%).
+template <int VPT>
+__device__ __forceinline__ ChunkRows chunk_rows(const BackwardParams& p, int64_t c) {
+  if constexpr (VPT == 1) {
+    const int chunk = static_cast<int>(c);
+    const int n_chunks = static_cast<int>(p.n_chunks);
+    return {0, (static_cast<int>(p.rows) - chunk + n_chunks - 1) / n_chunks, chunk, n_chunks};
+  } else {
+    const int begin = static_cast<int>(c * p.rows_per_chunk);
+    const int end = static_cast<int>(begin + p.rows_per_chunk < p.rows ? begin + p.rows_per_chunk
+                                                                        : p.rows);
+    return {begin, end, 0, 1};
+  }
+}
+
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
 template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, typename Weights,
@@ -887,8 +926,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   const bool single_chunk = p.n_chunks == 1;
 
   for (int64_t c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {
-    const int r0 = static_cast<int>(c * p.rows_per_chunk);
-    const int r1 = static_cast<int>(r0 + p.rows_per_chunk < p.rows ? r0 + p.rows_per_chunk : p.rows);
+    const ChunkRows chunk = chunk_rows<VPT>(p, c);
     double acc[VPT][8];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -897,8 +935,9 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     }
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
     backward_row_loop<XT, VPT, R, D, PER_HEAD, KEEP>(
-        p, r0, rows_per_cta * R, r1, group, rows_per_cta, lane, tpr, stage, w, scratch, acc,
-        [&] { if (first_chunk) stage_weights(); }, [] {});
+        p, chunk.begin, rows_per_cta * R, chunk.end, group, rows_per_cta, lane, tpr, stage, w,
+        scratch, acc, [&] { if (first_chunk) stage_weights(); }, [] {}, chunk.first,
+        chunk.stride);
     // Fold the row groups of this CTA in FP64, group 0 first, then write the chunk's partial
     // (or dw itself, rounded once, when there is a single chunk): write_chunk_sums with one
     // vector a thread. Four vectors a thread always make one group a CTA; their several-group
@@ -1029,7 +1068,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
   backward_row_loop<XT, VPT, R, D, PER_HEAD, false>(p, first, step, rows, group, rows_per_cta,
                                                     lane, tpr, stage, w, scratch, acc, [] {},
-                                                    [&] { w.hold(); });
+                                                    [&] { w.hold(); }, 0, 1);
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
