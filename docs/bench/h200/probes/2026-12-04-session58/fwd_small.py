@@ -1,0 +1,110 @@
+"""Session 58 (from session 53's bwd_t1.py): the forward with grad at small T, ours (first-party)
+against torch.compile's FP32 formula, in the harness's engine (CUDA graphs, L2 flush) and under
+CUPTI (each kernel of a body: its count, duration and the gap before it), plus the config of every
+kernel Inductor ran.
+  python fwd_small.py 1x256,16x256,1x512,16x512 bf16|fp32"""
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+import torch._inductor.codecache as codecache
+from torch.profiler import ProfilerActivity, profile
+
+from benchmarks.rmsnorm import timing
+from benchmarks.rmsnorm.candidates import CompiledFp32, Ours
+from benchmarks.rmsnorm.inputs import make_input_sets
+from benchmarks.rmsnorm.shapes import Case
+
+shapes, w_name = [tuple(int(v) for v in s.split("x")) for s in sys.argv[1].split(",")], sys.argv[2]
+device = torch.device("cuda")
+timer = timing.Timer(device)
+flush_us = timing.measure_flush_us(timer)
+seen: set = set()
+
+
+def dump_inductor(tag: str) -> None:
+    """Print each Inductor kernel's launcher config and Triton source once."""
+    for mod in list(getattr(codecache.PyCodeCache, "modules", [])) + list(
+            getattr(codecache.PyCodeCache, "modules_no_attr", {}).values()):
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if not hasattr(obj, "launchers") or not obj.launchers:
+                continue
+            for ln in obj.launchers:
+                key = (tag, name, str(getattr(ln, "config", None)))
+                if key in seen:
+                    continue
+                seen.add(key)
+                print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
+                      f"regs={getattr(ln, 'n_regs', '?')}")
+
+
+summary = []
+for t, h in shapes:
+    case = Case("plain", t, h, w_dtype=w_name)
+    sets = make_input_sets(case, device, 0, 2)
+    torch._dynamo.reset()
+    cands = {"ours": Ours("first_party"), "compile": CompiledFp32()}
+    bodies = {}
+    with timer.stream_context():
+        for label, cand in cands.items():
+            cand.availability(device)
+            cand.setup(case, sets)
+            cand.forward(sets[0], grad=True)
+
+            def body(i, cand=cand, sets=sets):
+                cand.forward(sets[i], grad=True)
+            bodies[label] = body
+    timer.synchronize()
+    dump_inductor(f"{t}x{h}")
+    plan = timing.plan_samples(5.0, flush_us)
+    stats, errors = timing.measure(bodies, timer, n_sets=2, plan=plan)
+    if errors:
+        raise SystemExit(errors)
+    row = {"harness": {k: round(v.median_us, 3) for k, v in stats.items()}}
+    for label, body in bodies.items():
+        replay, err = timer.build(body, 20, 2)
+        if err:
+            raise SystemExit(err)
+        for _ in range(3):
+            replay.launch()
+            torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(5):
+                replay.launch()
+                torch.cuda.synchronize()
+        path = os.path.join(tempfile.mkdtemp(), "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            kern = sorted((e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"),
+                          key=lambda e: e["ts"])
+        by_name: dict = {}
+        for prev, e in zip(kern, kern[1:], strict=False):
+            low = e["name"].lower()
+            if any(k in low for k in ("flush", "fill", "pinned_zero", "elementwise")):
+                continue
+            d = by_name.setdefault(e["name"][:70], {"dur": [], "gap": []})
+            d["dur"].append(e["dur"])
+            d["gap"].append(e["ts"] - (prev["ts"] + prev["dur"]))
+        row[label] = {n: {"n": len(v["dur"]) / 100, "dur": round(statistics.median(v["dur"]), 3),
+                          "gap": round(statistics.median(v["gap"]), 3)}
+                      for n, v in by_name.items()}
+        row[label + "_all"] = sorted({e["name"][:50] for e in kern})
+    print("TRACE", f"{t}x{h}", w_name, json.dumps(row))
+    summary.append((f"{t}x{h}", row))
+    for cand in cands.values():
+        cand.teardown()
+
+
+def fmt(d: dict) -> str:
+    """Kernels of one body: name, count a body, median duration and gap."""
+    return "; ".join(f"{n[:28]} {v['n']} {v['dur']} {v['gap']}" for n, v in d.items())
+
+
+print(f"| T x H {w_name} w | ours | compile | ours kernels (n, dur, gap) | compile kernels |")
+for h, row in summary:
+    hk = row["harness"]
+    print(f"| {h} | {hk['ours']} | {hk['compile']} | {fmt(row['ours'])} | {fmt(row['compile'])} |")
