@@ -3,14 +3,17 @@ ours (H 256 and 512, T 1024-65536): the Triton source of each generated kernel a
 autotuner kept, then ours and it timed side by side (the harness's engine: CUDA graphs, L2 flush).
   python inductor_dump.py 4096x256,16384x256 bf16|fp32"""
 import json
+import os
 import sys
 
 import torch
-import torch._inductor.codecache as codecache
 
 from benchmarks.rmsnorm import timing
 from benchmarks.rmsnorm.candidates import fp32_formula
 from miles_ext_kernels.cake import rmsnorm_forward
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_trace import inductor_launchers  # noqa: E402
 
 shapes, w_name = sys.argv[1].split(","), sys.argv[2]
 device = torch.device("cuda")
@@ -28,25 +31,18 @@ for shape in shapes:
     with torch.no_grad():
         fn(sets[0][0], sets[0][1], None)
         torch.cuda.synchronize()
-    for mod in list(getattr(codecache.PyCodeCache, "modules", [])) + list(
-            getattr(codecache.PyCodeCache, "modules_no_attr", {}).values()):
-        for name in dir(mod):
-            obj = getattr(mod, name)
-            if not hasattr(obj, "launchers") or not obj.launchers:
-                continue
-            for ln in obj.launchers:
-                cfg = getattr(ln, "config", None)
-                key = (shape, name, str(cfg))
-                if key in seen:
-                    continue
-                seen.add(key)
-                print(f"KERNEL {shape} {w_name} {name}: {cfg} regs={getattr(ln, 'n_regs', '?')} "
-                      f"spills={getattr(ln, 'n_spills', '?')} shared={getattr(ln, 'shared', '?')}")
-                src = getattr(obj, "fn", None)
-                src = getattr(src, "src", None)
-                if src and (name, shape) not in seen:
-                    seen.add((name, shape))
-                    print(src)
+    for name, obj, ln in inductor_launchers():
+        cfg = getattr(ln, "config", None)
+        key = (shape, name, str(cfg))
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"KERNEL {shape} {w_name} {name}: {cfg} regs={getattr(ln, 'n_regs', '?')} "
+              f"spills={getattr(ln, 'n_spills', '?')} shared={getattr(ln, 'shared', '?')}")
+        src = getattr(getattr(obj, "fn", None), "src", None)
+        if src and (name, shape) not in seen:
+            seen.add((name, shape))
+            print(src)
 
     def ours(i, sets=sets):
         rmsnorm_forward(sets[i][0], sets[i][1], backend="first_party", strict=True)

@@ -7,14 +7,15 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 from benchmarks.rmsnorm import timing
 from benchmarks.rmsnorm.candidates import fp32_formula
 from miles_ext_kernels.cake import rmsnorm_forward
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_trace import kernel_gaps, replay_kernels  # noqa: E402
 
 shapes, w_name = sys.argv[1].split(","), sys.argv[2]
 device = torch.device("cuda")
@@ -52,24 +53,11 @@ for shape in shapes:
         replay, err = timer.build(body, 20, 2)
         if err:
             raise SystemExit(err)
-        for _ in range(3):
-            replay.launch()
-            torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(5):
-                replay.launch()
-                torch.cuda.synchronize()
-        path = os.path.join(tempfile.mkdtemp(), "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f)["traceEvents"]
-        kern = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
-        durs, gaps, names = [], [], set()
-        for prev, e in zip(kern, kern[1:], strict=False):
-            if is_op(e["name"]):
-                durs.append(e["dur"])
-                gaps.append(e["ts"] - (prev["ts"] + prev["dur"]))
-                names.add(e["name"][:60])
+        kern = replay_kernels(replay)
+        by_name = kernel_gaps(kern, is_op, width=60)
+        durs = [d for v in by_name.values() for d in v["dur"]]
+        gaps = [g for v in by_name.values() for g in v["gap"]]
+        names = set(by_name)
         n_other = sum(1 for e in kern if not is_op(e["name"]))
         row[label] = {"n": len(durs), "kernels_a_body": round(len(kern) / max(len(durs), 1), 2),
                       "dur": round(statistics.median(durs), 3),

@@ -6,16 +6,16 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 
 import torch
-import torch._inductor.codecache as codecache
-from torch.profiler import ProfilerActivity, profile
 
 from benchmarks.rmsnorm import timing
 from benchmarks.rmsnorm.candidates import CompiledFp32, Ours
 from benchmarks.rmsnorm.inputs import make_input_sets
 from benchmarks.rmsnorm.shapes import Case
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_trace import inductor_launchers, kernel_gaps, replay_kernels  # noqa: E402
 
 hiddens, w_name = [int(v) for v in sys.argv[1].split(",")], sys.argv[2]
 device = torch.device("cuda")
@@ -26,23 +26,17 @@ seen: set = set()
 
 def dump_inductor(tag: str) -> None:
     """Print each Inductor kernel's launcher config and Triton source once."""
-    for mod in list(getattr(codecache.PyCodeCache, "modules", [])) + list(
-            getattr(codecache.PyCodeCache, "modules_no_attr", {}).values()):
-        for name in dir(mod):
-            obj = getattr(mod, name)
-            if not hasattr(obj, "launchers") or not obj.launchers:
-                continue
-            for ln in obj.launchers:
-                key = (tag, name, str(getattr(ln, "config", None)))
-                if key in seen:
-                    continue
-                seen.add(key)
-                print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
-                      f"regs={getattr(ln, 'n_regs', '?')}")
-                src = getattr(getattr(obj, "fn", None), "src", None)
-                if src and (name, "src") not in seen:
-                    seen.add((name, "src"))
-                    print(src)
+    for name, obj, ln in inductor_launchers():
+        key = (tag, name, str(getattr(ln, "config", None)))
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
+              f"regs={getattr(ln, 'n_regs', '?')}")
+        src = getattr(getattr(obj, "fn", None), "src", None)
+        if src and (name, "src") not in seen:
+            seen.add((name, "src"))
+            print(src)
 
 
 summary = []
@@ -73,26 +67,9 @@ for h in hiddens:
         replay, err = timer.build(body, 20, 2)
         if err:
             raise SystemExit(err)
-        for _ in range(3):
-            replay.launch()
-            torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(5):
-                replay.launch()
-                torch.cuda.synchronize()
-        path = os.path.join(tempfile.mkdtemp(), "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            kern = sorted((e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"),
-                          key=lambda e: e["ts"])
-        by_name: dict = {}
-        for prev, e in zip(kern, kern[1:], strict=False):
-            low = e["name"].lower()
-            if any(k in low for k in ("flush", "fill", "pinned_zero", "elementwise")):
-                continue
-            d = by_name.setdefault(e["name"][:70], {"dur": [], "gap": []})
-            d["dur"].append(e["dur"])
-            d["gap"].append(e["ts"] - (prev["ts"] + prev["dur"]))
+        kern = replay_kernels(replay)
+        by_name = kernel_gaps(kern, lambda n: not any(
+            k in n.lower() for k in ("flush", "fill", "pinned_zero", "elementwise")))
         row[label] = {n: {"n": len(v["dur"]) / 100, "dur": round(statistics.median(v["dur"]), 3),
                           "gap": round(statistics.median(v["gap"]), 3)}
                       for n, v in by_name.items()}
