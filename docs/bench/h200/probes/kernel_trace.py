@@ -3,6 +3,7 @@ kernels of a replay under CUPTI (torch.profiler) and the launchers Inductor comp
 session directory imports it after ``sys.path.insert(0, <this directory>)``."""
 import json
 import os
+import statistics
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -53,3 +54,59 @@ def inductor_launchers() -> Iterator[tuple[str, Any, Any]]:
                 continue
             for ln in obj.launchers:
                 yield name, obj, ln
+
+
+def print_inductor_configs(tag: str, seen: set, *, sources: bool = False) -> None:
+    """Print each Inductor launcher's config (and, with ``sources``, each kernel's Triton source)
+    not printed before (``seen``)."""
+    for name, obj, ln in inductor_launchers():
+        key = (tag, name, str(getattr(ln, "config", None)))
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
+              f"regs={getattr(ln, 'n_regs', '?')}")
+        src = getattr(getattr(obj, "fn", None), "src", None)
+        if sources and src and (name, "src") not in seen:
+            seen.add((name, "src"))
+            print(src)
+
+
+def _not_flush(name: str) -> bool:
+    return not any(k in name.lower() for k in ("flush", "fill", "pinned_zero", "elementwise"))
+
+
+def harness_and_kernels(timer: Any, flush_us: float, bodies: dict[str, Callable[[int], None]],
+                        est_us: float = 5.0) -> dict:
+    """The harness's median of each body (timing.measure over two input sets), then each body's
+    kernels but the flush's in a replay of 20 calls under CUPTI: count a call, median duration and
+    gap before it (us), and every kernel name of the replay (``<label>_all``)."""
+    from benchmarks.rmsnorm import timing
+
+    stats, errors = timing.measure(bodies, timer, n_sets=2,
+                                   plan=timing.plan_samples(est_us, flush_us))
+    if errors:
+        raise SystemExit(errors)
+    row: dict = {"harness": {k: round(v.median_us, 3) for k, v in stats.items()}}
+    for label, body in bodies.items():
+        replay, err = timer.build(body, 20, 2)
+        if err:
+            raise SystemExit(err)
+        kern = replay_kernels(replay)
+        row[label] = {n: {"n": len(v["dur"]) / 100, "dur": round(statistics.median(v["dur"]), 3),
+                          "gap": round(statistics.median(v["gap"]), 3)}
+                      for n, v in kernel_gaps(kern, _not_flush).items()}
+        row[label + "_all"] = sorted({e["name"][:50] for e in kern})
+    return row
+
+
+def print_table(head: str, rows: list[tuple[str, dict]]) -> None:
+    """harness_and_kernels' rows of ours and torch.compile as one markdown table."""
+    def fmt(d: dict) -> str:
+        return "; ".join(f"{n[:28]} {v['n']} {v['dur']} {v['gap']}" for n, v in d.items())
+
+    print(f"| {head} | ours | compile | ours kernels (n, dur, gap) | compile kernels |")
+    for shape, row in rows:
+        hk = row["harness"]
+        print(f"| {shape} | {hk['ours']} | {hk['compile']} | {fmt(row['ours'])} | "
+              f"{fmt(row['compile'])} |")

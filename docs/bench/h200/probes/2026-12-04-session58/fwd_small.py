@@ -5,7 +5,6 @@ kernel Inductor ran.
   python fwd_small.py 1x256,16x256,1x512,16x512 bf16|fp32"""
 import json
 import os
-import statistics
 import sys
 
 import torch
@@ -16,26 +15,13 @@ from benchmarks.rmsnorm.inputs import make_input_sets
 from benchmarks.rmsnorm.shapes import Case
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from kernel_trace import inductor_launchers, kernel_gaps, replay_kernels  # noqa: E402
+from kernel_trace import harness_and_kernels, print_inductor_configs, print_table  # noqa: E402
 
 shapes, w_name = [tuple(int(v) for v in s.split("x")) for s in sys.argv[1].split(",")], sys.argv[2]
 device = torch.device("cuda")
 timer = timing.Timer(device)
 flush_us = timing.measure_flush_us(timer)
 seen: set = set()
-
-
-def dump_inductor(tag: str) -> None:
-    """Print each Inductor kernel's launcher config once."""
-    for name, _, ln in inductor_launchers():
-        key = (tag, name, str(getattr(ln, "config", None)))
-        if key in seen:
-            continue
-        seen.add(key)
-        print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
-              f"regs={getattr(ln, 'n_regs', '?')}")
-
-
 summary = []
 for t, h in shapes:
     case = Case("plain", t, h, w_dtype=w_name)
@@ -53,35 +39,12 @@ for t, h in shapes:
                 cand.forward(sets[i], grad=True)
             bodies[label] = body
     timer.synchronize()
-    dump_inductor(f"{t}x{h}")
-    plan = timing.plan_samples(5.0, flush_us)
-    stats, errors = timing.measure(bodies, timer, n_sets=2, plan=plan)
-    if errors:
-        raise SystemExit(errors)
-    row = {"harness": {k: round(v.median_us, 3) for k, v in stats.items()}}
-    for label, body in bodies.items():
-        replay, err = timer.build(body, 20, 2)
-        if err:
-            raise SystemExit(err)
-        kern = replay_kernels(replay)
-        by_name = kernel_gaps(kern, lambda n: not any(
-            k in n.lower() for k in ("flush", "fill", "pinned_zero", "elementwise")))
-        row[label] = {n: {"n": len(v["dur"]) / 100, "dur": round(statistics.median(v["dur"]), 3),
-                          "gap": round(statistics.median(v["gap"]), 3)}
-                      for n, v in by_name.items()}
-        row[label + "_all"] = sorted({e["name"][:50] for e in kern})
+    print_inductor_configs(f"{t}x{h}", seen)
+    row = harness_and_kernels(timer, flush_us, bodies)
     print("TRACE", f"{t}x{h}", w_name, json.dumps(row))
     summary.append((f"{t}x{h}", row))
     for cand in cands.values():
         cand.teardown()
 
 
-def fmt(d: dict) -> str:
-    """Kernels of one body: name, count a body, median duration and gap."""
-    return "; ".join(f"{n[:28]} {v['n']} {v['dur']} {v['gap']}" for n, v in d.items())
-
-
-print(f"| T x H {w_name} w | ours | compile | ours kernels (n, dur, gap) | compile kernels |")
-for h, row in summary:
-    hk = row["harness"]
-    print(f"| {h} | {hk['ours']} | {hk['compile']} | {fmt(row['ours'])} | {fmt(row['compile'])} |")
+print_table(f"T x H {w_name} w", summary)
