@@ -7,7 +7,8 @@
 # fwd_record (the harness's record of the forward at T 1, 16, 64), slow_rows and gpu_suite;
 # session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it);
 # session 56 split_run (rows.py's forward in the working tree with a split forced or not);
-# session 57 overlay_builds (an overlay's forward modules beside the tree's) and abba (ab both ways).
+# session 57 overlay_builds (an overlay's forward modules beside the tree's) and abba (ab both ways);
+# session 59 build_matching (a tree's modules whose names match a regular expression).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -49,14 +50,17 @@ sweep() {  # tree label
   echo "sweep $2 $(( $(date +%s) - t0 )) s"
 }
 table() { python3 $D/table.py $OUT "$@"; }  # labels
-fwd_build() {  # tree label [jobs]: the tree's forward modules (miles_rmsnorm_fwd__h*)
+build_matching() {  # tree label jobs regex: the tree's modules whose names match (re.match)
   local mods
   mods=$(cd $1 && python3 -c "
-import json
+import json, re
 d = json.load(open('$PKG/build.json'))
-print(' '.join('--module ' + m for m in d['modules'] if m.startswith('miles_rmsnorm_fwd__h')))")
+print(' '.join('--module ' + m for m in d['modules'] if re.match(r'$4', m)))")
   (cd $1 && timeout -s KILL 400 python3 -m miles_ext_kernels.cake build --arch sm_90a \
-    --jobs ${3:-8} $mods > /tmp/build_$2.log 2>&1 || { tail -20 /tmp/build_$2.log; exit 1; })
+    --jobs $3 $mods > /tmp/build_$2.log 2>&1 || { tail -20 /tmp/build_$2.log; exit 1; })
+}
+fwd_build() {  # tree label [jobs]: the tree's forward modules (miles_rmsnorm_fwd__h*)
+  build_matching $1 $2 ${3:-8} 'miles_rmsnorm_fwd__h'
 }
 ab() {  # file op shapes "family weight"... -- "tree label"...: rows.py lines "label family weight {json}"
   local file=$1 op=$2 shapes=$3 fams=() fam pair

@@ -6,13 +6,7 @@
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 P=docs/bench/h200/probes/2026-12-04-session58
 overlay_tree strided
-mods=$(cd /tmp/strided && python3 -c "
-import json, re
-d = json.load(open('$PKG/build.json'))
-print(' '.join('--module ' + m for m in d['modules']
-               if re.match(r'miles_rmsnorm_bwd__h(2048|4096|8192)(_|$)', m)))")
-(cd /tmp/strided && timeout -s KILL 400 python3 -m miles_ext_kernels.cake build --arch sm_90a \
-  --jobs 4 $mods > /tmp/build_S.log 2>&1 || { tail -20 /tmp/build_S.log; exit 1; }) &
+build_matching /tmp/strided S 4 'miles_rmsnorm_bwd__h(2048|4096|8192)(_|$)' &
 build_tree 12; wait
 echo "builds $(( $(date +%s) - t0 )) s"
 gpu_suite

@@ -11,14 +11,7 @@ modes() {
   done
 }
 bwd_build() {  # tree label: the tree's backward programs (deterministic and small-batch)
-  local mods
-  mods=$(cd $1 && python3 -c "
-import json, re
-d = json.load(open('$PKG/build.json'))
-print(' '.join('--module ' + m for m in d['modules']
-               if re.match(r'miles_rmsnorm_bwd(_small)?__h(2048|256)$', m)))")
-  (cd $1 && timeout -s KILL 400 python3 -m miles_ext_kernels.cake build --arch sm_90a \
-    --jobs 16 $mods > /tmp/build_$2.log 2>&1 || { tail -20 /tmp/build_$2.log; exit 1; })
+  build_matching $1 $2 16 'miles_rmsnorm_bwd(_small)?__h(2048|256)$'
 }
 envs() {  # FILE FAMILY WEIGHT SHAPES "LABEL VAR=VALUE"...: rows.py's backward in the current
   local file=$1 fam=$2 wt=$3 shapes=$4 pair  # directory once per label, its variable set
