@@ -56,19 +56,24 @@ def inductor_launchers() -> Iterator[tuple[str, Any, Any]]:
                 yield name, obj, ln
 
 
-def print_inductor_configs(tag: str, seen: set, *, sources: bool = False) -> None:
-    """Print each Inductor launcher's config (and, with ``sources``, each kernel's Triton source)
-    not printed before (``seen``)."""
+def print_inductor_configs(tag: str, seen: set, *, sources: bool = False,
+                           sources_each_tag: bool = False, resources: bool = False) -> None:
+    """Print each Inductor launcher's config not printed before for ``tag`` (``seen``), with its
+    registers (and, with ``resources``, its spills and shared memory); with ``sources`` each
+    kernel's Triton source, once (``sources_each_tag``: once a tag)."""
     for name, obj, ln in inductor_launchers():
-        key = (tag, name, str(getattr(ln, "config", None)))
+        cfg = getattr(ln, "config", None)
+        key = (tag, name, str(cfg))
         if key in seen:
             continue
         seen.add(key)
-        print(f"KERNEL {tag} {name}: {getattr(ln, 'config', None)} "
-              f"regs={getattr(ln, 'n_regs', '?')}")
+        extra = (f" spills={getattr(ln, 'n_spills', '?')} shared={getattr(ln, 'shared', '?')}"
+                 if resources else "")
+        print(f"KERNEL {tag} {name}: {cfg} regs={getattr(ln, 'n_regs', '?')}{extra}")
         src = getattr(getattr(obj, "fn", None), "src", None)
-        if sources and src and (name, "src") not in seen:
-            seen.add((name, "src"))
+        src_key = (name, tag if sources_each_tag else "src")
+        if sources and src and src_key not in seen:
+            seen.add(src_key)
             print(src)
 
 
@@ -97,6 +102,36 @@ def harness_and_kernels(timer: Any, flush_us: float, bodies: dict[str, Callable[
                           "gap": round(statistics.median(v["gap"]), 3)}
                       for n, v in kernel_gaps(kern, _not_flush).items()}
         row[label + "_all"] = sorted({e["name"][:50] for e in kern})
+    return row
+
+
+def ours_vs_compile(timer: Any, flush_us: float, case: Any, tag: str, seen: set,
+                    body_of: Callable[[Any, list], Callable[[int], None]], *,
+                    sources: bool = False) -> dict:
+    """One case of ours (first-party) against torch.compile's FP32 formula: each candidate set up
+    on two input sets, ``body_of(candidate, sets)`` (which makes its first call) giving the timed
+    body; Inductor's configs printed (print_inductor_configs), then harness_and_kernels' row,
+    printed as a ``TRACE`` line and returned."""
+    import json
+
+    from benchmarks.rmsnorm.candidates import CompiledFp32, Ours
+    from benchmarks.rmsnorm.inputs import make_input_sets
+
+    sets = make_input_sets(case, timer.device, 0, 2)
+    torch._dynamo.reset()
+    cands = {"ours": Ours("first_party"), "compile": CompiledFp32()}
+    bodies = {}
+    with timer.stream_context():
+        for label, cand in cands.items():
+            cand.availability(timer.device)
+            cand.setup(case, sets)
+            bodies[label] = body_of(cand, sets)
+    timer.synchronize()
+    print_inductor_configs(tag, seen, sources=sources)
+    row = harness_and_kernels(timer, flush_us, bodies)
+    print("TRACE", tag, case.w_dtype, json.dumps(row))
+    for cand in cands.values():
+        cand.teardown()
     return row
 
 

@@ -8,7 +8,8 @@
 # session 55 overlay_tree (a copy with only .device/<name>'s changed files laid over it);
 # session 56 split_run (rows.py's forward in the working tree with a split forced or not);
 # session 57 overlay_builds (an overlay's forward modules beside the tree's) and abba (ab both ways);
-# session 59 build_matching (a tree's modules whose names match a regular expression).
+# session 59 build_matching (a tree's modules whose names match a regular expression), rows_run
+# (rows.py's backward in a tree with variables set) and envs (rows_run once per label).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -109,5 +110,19 @@ split_run() {  # label split shapes: every family, the working tree, MILES_EXT_K
     set -- $1 "$2" $3 $fam
     env ${2:+MILES_EXT_KERNELS_SPLIT_ROWS=$2} timeout -s KILL 120 python3 $ROWS_PY fwd $4 $5 $3 \
       2>/dev/null | sed "s/^/$1 $4 $5 /" >> $OUT/rows.txt
+  done
+}
+rows_run() {  # file label tree family weight shapes [VAR=VALUE...]: rows.py's backward in the tree
+  local file=$1 label=$2 tree=$3 fam=$4 wt=$5 shapes=$6  # with the variables set -> $OUT/file
+  shift 6                                                # lines "label family weight {json}"
+  (cd $tree && env "$@" timeout -s KILL 150 python3 $ROWS_PY bwd $fam $wt $shapes 2>/dev/null \
+    | sed "s/^/$label $fam $wt /") >> $OUT/$file
+}
+envs() {  # file family weight shapes "LABEL VAR=VALUE..."...: rows_run in the current directory
+  local file=$1 fam=$2 wt=$3 shapes=$4 pair  # once per label, its variables set
+  shift 4
+  for pair in "$@"; do
+    set -- $pair
+    rows_run $file $1 . $fam $wt $shapes "${@:2}"
   done
 }

@@ -13,7 +13,7 @@ from benchmarks.rmsnorm.candidates import fp32_formula
 from miles_ext_kernels.cake import rmsnorm_forward
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from kernel_trace import inductor_launchers  # noqa: E402
+from kernel_trace import print_inductor_configs  # noqa: E402
 
 shapes, w_name = sys.argv[1].split(","), sys.argv[2]
 device = torch.device("cuda")
@@ -31,18 +31,8 @@ for shape in shapes:
     with torch.no_grad():
         fn(sets[0][0], sets[0][1], None)
         torch.cuda.synchronize()
-    for name, obj, ln in inductor_launchers():
-        cfg = getattr(ln, "config", None)
-        key = (shape, name, str(cfg))
-        if key in seen:
-            continue
-        seen.add(key)
-        print(f"KERNEL {shape} {w_name} {name}: {cfg} regs={getattr(ln, 'n_regs', '?')} "
-              f"spills={getattr(ln, 'n_spills', '?')} shared={getattr(ln, 'shared', '?')}")
-        src = getattr(getattr(obj, "fn", None), "src", None)
-        if src and (name, shape) not in seen:
-            seen.add((name, shape))
-            print(src)
+    print_inductor_configs(f"{shape} {w_name}", seen, sources=True, sources_each_tag=True,
+                           resources=True)
 
     def ours(i, sets=sets):
         rmsnorm_forward(sets[i][0], sets[i][1], backend="first_party", strict=True)

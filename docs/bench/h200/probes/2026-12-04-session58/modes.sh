@@ -13,12 +13,3 @@ modes() {
 bwd_build() {  # tree label: the tree's backward programs (deterministic and small-batch)
   build_matching $1 $2 16 'miles_rmsnorm_bwd(_small)?__h(2048|256)$'
 }
-envs() {  # FILE FAMILY WEIGHT SHAPES "LABEL VAR=VALUE"...: rows.py's backward in the current
-  local file=$1 fam=$2 wt=$3 shapes=$4 pair  # directory once per label, its variable set
-  shift 4
-  for pair in "$@"; do
-    set -- $pair
-    env $2 timeout -s KILL 150 python3 $ROWS_PY bwd $fam $wt $shapes 2>/dev/null \
-      | sed "s/^/$1 $fam $wt /" >> $OUT/$file
-  done
-}

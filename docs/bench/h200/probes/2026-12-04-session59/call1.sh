@@ -10,16 +10,6 @@ rm -rf /tmp/s59 && cp -r . /tmp/s59 && (cd /tmp/s59 && python3 $P/apply_probe.py
   && python3 tools/gen_kernel_build_json.py > /dev/null) || exit 1
 build_matching /tmp/s59 S 16 'miles_rmsnorm_bwd__h(1536|2048|4096)(_|$)'
 echo "build $(( $(date +%s) - t0 )) s"
-envs() {  # FILE FAMILY WEIGHT SHAPES "LABEL VAR=VALUE..."...: rows.py once per label
-  local file=$1 fam=$2 wt=$3 shapes=$4 pair label
-  shift 4
-  for pair in "$@"; do
-    set -- $pair
-    label=$1; shift
-    env "$@" timeout -s KILL 150 python3 $ROWS_PY bwd $fam $wt $shapes 2>/dev/null \
-      | sed "s/^/$label $fam $wt /" >> $OUT/$file
-  done
-}
 cd /tmp/s59
 B="MEK_PROBE_BLOCK=1024 MEK_PROBE_MAX_CHUNKS=132"
 timeout -s KILL 150 python3 $P/bits59.py 16384x2048,4096x2048,16384x4096,2077x1536 \

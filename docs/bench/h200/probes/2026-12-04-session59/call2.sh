@@ -21,12 +21,6 @@ build6 /tmp/s59b B 3 &
 wait
 echo "builds $(( $(date +%s) - t0 )) s"
 (cd /tmp/B && gpu_suite)
-run() {  # file label tree family weight shapes [VAR=VALUE...]
-  local file=$1 label=$2 tree=$3 fam=$4 wt=$5 shapes=$6
-  shift 6
-  (cd $tree && env X=0 "$@" timeout -s KILL 150 python3 $ROWS_PY bwd $fam $wt $shapes \
-    2>/dev/null | sed "s/^/$label $fam $wt /") >> $OUT/$file
-}
 K="MEK_PROBE_BLOCK=1024 MEK_PROBE_MAX_CHUNKS=132"
 (cd /tmp/s59b && timeout -s KILL 150 python3 $P/bits59.py \
   16384x2048,4096x2048,16384x4096,2077x1536,1024x4096,4096x12288 \
@@ -34,12 +28,12 @@ K="MEK_PROBE_BLOCK=1024 MEK_PROBE_MAX_CHUNKS=132"
 grep -c '^ok' $OUT/bits.txt; tail -1 $OUT/bits.txt
 echo "bits $(( $(date +%s) - t0 )) s"
 SH=16384x2048,16384x4096,65536x2048,65536x4096,4096x2048,4096x4096,16384x1536,1024x4096
-run bwd.txt A . plain bf16 $SH
-run bwd.txt B /tmp/s59b plain bf16 $SH
-run bwd.txt Bk /tmp/s59b plain bf16 $SH $K
-run bwd.txt Bk /tmp/s59b plain bf16 $SH $K
-run bwd.txt B /tmp/s59b plain bf16 $SH
-run bwd.txt A . plain bf16 $SH
+rows_run bwd.txt A . plain bf16 $SH
+rows_run bwd.txt B /tmp/s59b plain bf16 $SH
+rows_run bwd.txt Bk /tmp/s59b plain bf16 $SH $K
+rows_run bwd.txt Bk /tmp/s59b plain bf16 $SH $K
+rows_run bwd.txt B /tmp/s59b plain bf16 $SH
+rows_run bwd.txt A . plain bf16 $SH
 echo "ab $(( $(date +%s) - t0 )) s"
 for m in B Bk; do
   if [ $m = Bk ]; then E="$K"; else E="X=0"; fi
@@ -48,15 +42,15 @@ for m in B Bk; do
 done
 echo "timelines $(( $(date +%s) - t0 )) s"
 for fw in "plain fp32" "residual bf16"; do
-  run bwd.txt A . $fw $SH
-  run bwd.txt B /tmp/s59b $fw $SH
-  run bwd.txt Bk /tmp/s59b $fw $SH $K
+  rows_run bwd.txt A . $fw $SH
+  rows_run bwd.txt B /tmp/s59b $fw $SH
+  rows_run bwd.txt Bk /tmp/s59b $fw $SH $K
 done
 echo "ab2 $(( $(date +%s) - t0 )) s"
 SK=16384x2048,16384x4096,4096x4096
-run skip.txt B /tmp/s59b plain bf16 $SK
-run skip.txt B_nofold /tmp/s59b plain bf16 $SK MEK_PROBE_SKIP=1
-run skip.txt B_nobar /tmp/s59b plain bf16 $SK MEK_PROBE_SKIP=2
+rows_run skip.txt B /tmp/s59b plain bf16 $SK
+rows_run skip.txt B_nofold /tmp/s59b plain bf16 $SK MEK_PROBE_SKIP=1
+rows_run skip.txt B_nobar /tmp/s59b plain bf16 $SK MEK_PROBE_SKIP=2
 echo "skip $(( $(date +%s) - t0 )) s"
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/bwd.txt
 cut -c1-160 $OUT/skip.txt
