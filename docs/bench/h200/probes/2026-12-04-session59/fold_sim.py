@@ -2,13 +2,20 @@
 for chunk counts 2-264, CTA sizes 288-1024, hidden sizes and grids, every position of dw is
 written once, by the run-0 thread of its tile, with FoldRuns' runs summed in chunk order and the
 run sums added in the fixed tree; shared-memory slots stay inside the CTA's threads; the result
-does not depend on the grid. Values are exact integers: the walk checks that every term is added
-once and where the indices go, not the order of the additions (which the code fixes by
-construction).
+does not depend on the grid. Every value is the expression that computes it (session 60: a tree
+of additions, from +0.0, of chunk partials), so a position's result equals the reference only if
+the walk adds the same terms in the same order: the order is a function of the chunk count alone,
+whatever the CTA size, the hidden size and the grid.
   python fold_sim.py"""
 import itertools
 
 K = 8  # kFoldRunChunks
+ZERO = ("+0.0",)
+
+
+def add(a, b):
+    """The FP64 addition a + b, as an expression."""
+    return ("+", a, b)
 
 
 def fold_runs(n):
@@ -24,14 +31,14 @@ def expected(n, pos, value):
     shift, count, per_run = fold_runs(n)
     sums = []
     for r in range(count):
-        s = 0
+        s = ZERO
         for c in range(r * per_run, min(r * per_run + per_run, n)):
-            s += value(c, pos)
+            s = add(s, value(c, pos))
         sums.append(s)
     width = 1
     while width < count:  # the tree: run r += run r + width where r % (2 width) == 0
         for r in range(0, count, 2 * width):
-            sums[r] = sums[r] + sums[r + width]
+            sums[r] = add(sums[r], sums[r + width])
         width <<= 1
     return sums[0]
 
@@ -54,10 +61,10 @@ def simulate(n, block, hidden, grid, value):
                 live = in_tile and pos < hidden
                 c_begin = run * per_run
                 c_end = min(c_begin + per_run, n)
-                s = 0
+                s = ZERO
                 for k in range(K):
-                    if c_begin + k < c_end:
-                        s += value(c_begin + k, pos) if live else 0
+                    if c_begin + k < c_end and live:
+                        s = add(s, value(c_begin + k, pos))
                 if in_tile:
                     seg[t] = s
             width = 1
@@ -67,7 +74,7 @@ def simulate(n, block, hidden, grid, value):
                     if run < count and (run & (2 * width - 1)) == 0:
                         other = t + width * tile_width
                         assert other < block
-                        seg[t] = seg[t] + seg[other]
+                        seg[t] = add(seg[t], seg[other])
                 width <<= 1
             for t in range(block):
                 run = t // tile_width
@@ -80,7 +87,8 @@ def simulate(n, block, hidden, grid, value):
 
 
 def value(c, pos):
-    return (c + 1) * 1000003 + pos * 7
+    """Chunk c's partial at position pos."""
+    return ("partial", c, pos)
 
 
 bad = 0
