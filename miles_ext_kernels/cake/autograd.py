@@ -34,6 +34,20 @@ __all__ = ["WEIGHT_GRAD_MODES", "rmsnorm"]
 WEIGHT_GRAD_MODES: tuple[str, ...] = ("param", "fp32", "main_grad")
 
 
+def check_weight_grad(weight_grad: object) -> str:
+    """``weight_grad`` if it is one of :data:`WEIGHT_GRAD_MODES`, else a ``ValueError``."""
+    if not isinstance(weight_grad, str) or weight_grad not in WEIGHT_GRAD_MODES:
+        raise ValueError(f"weight_grad must be one of {WEIGHT_GRAD_MODES}, got {weight_grad!r}")
+    return weight_grad
+
+
+def check_strict(strict: object) -> bool | None:
+    """``strict`` if it is a bool or None, else a ``TypeError``."""
+    if strict is not None and not isinstance(strict, bool):
+        raise TypeError(f"strict must be a bool or None, got {type(strict).__name__}")
+    return strict
+
+
 def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
     if t is None or t.dtype != torch.float32:
         return t
@@ -160,10 +174,8 @@ def rmsnorm(
     ``"main_grad"`` (module docstring). ``backend`` / ``strict``: see
     :mod:`miles_ext_kernels.cake.dispatch`.
     """
-    if weight_grad not in WEIGHT_GRAD_MODES:
-        raise ValueError(f"weight_grad must be one of {WEIGHT_GRAD_MODES}, got {weight_grad!r}")
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    check_weight_grad(weight_grad)
+    ops._check_bool(deterministic, "deterministic")
     if isinstance(x, torch.Tensor):
         x = _autocast_activation(x)
     if isinstance(residual, torch.Tensor):
@@ -175,8 +187,7 @@ def rmsnorm(
         from miles_ext_kernels.cake.dispatch import resolve_backend
 
         resolve_backend(backend_name)
-    if strict is not None and not isinstance(strict, bool):
-        raise TypeError(f"strict must be a bool or None, got {type(strict).__name__}")
+    check_strict(strict)
     if weight_grad == "fp32" and w.dtype != torch.float32 and w.requires_grad:
         raise ValueError(
             f"weight_grad='fp32' needs an FP32 w (autograd delivers a gradient in the dtype of "

@@ -5,10 +5,31 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from miles_ext_kernels.cake.autograd import WEIGHT_GRAD_MODES, rmsnorm
+from miles_ext_kernels.cake.autograd import check_strict, check_weight_grad, rmsnorm
 from miles_ext_kernels.cake.dispatch import resolve_backend
+from miles_ext_kernels.cake.ops.rmsnorm import W_DTYPES, _check_bool, _check_eps
 
 __all__ = ["RMSNorm"]
+
+
+def _check_hidden_size(hidden_size: object) -> int:
+    """``hidden_size`` if it is a positive int, else a ``ValueError``."""
+    if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size <= 0:
+        raise ValueError(f"hidden_size must be a positive int, got {hidden_size!r}")
+    return hidden_size
+
+
+def _check_dtype(dtype: object) -> torch.dtype | None:
+    """``dtype`` if it is None (torch's default) or a weight dtype ``rmsnorm`` takes."""
+    if dtype is None:
+        return None
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
+    if dtype not in W_DTYPES:
+        names = ", ".join(str(d).replace("torch.", "") for d in W_DTYPES)
+        raise TypeError(f"dtype must be one of {names} (the weight dtypes rmsnorm takes); "
+                        f"got {dtype}")
+    return dtype
 
 
 class RMSNorm(nn.Module):
@@ -18,7 +39,8 @@ class RMSNorm(nn.Module):
     weight starts at ones, or zeros with ``zero_centered_gamma`` (the effective weight is
     ``1 + w``). ``dtype`` defaults to the default dtype of torch (use ``torch.bfloat16`` or
     ``torch.float32``; FP32 weights with BF16 activations are supported). Other options are
-    those of :func:`~miles_ext_kernels.cake.autograd.rmsnorm`.
+    those of :func:`~miles_ext_kernels.cake.autograd.rmsnorm`, checked at construction with
+    its error types and messages.
     """
 
     def __init__(
@@ -35,24 +57,21 @@ class RMSNorm(nn.Module):
         backend: str | None = None,
         strict: bool | None = None,
     ) -> None:
+        """Check every option as :func:`~miles_ext_kernels.cake.autograd.rmsnorm` does (same
+        error types and messages), then create the weight."""
         super().__init__()
-        if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError(f"hidden_size must be a positive int, got {hidden_size!r}")
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
-            raise ValueError(f"eps must be a non-negative number, got {eps!r}")
-        if weight_grad not in WEIGHT_GRAD_MODES:
-            raise ValueError(f"weight_grad must be one of {WEIGHT_GRAD_MODES}, "
-                             f"got {weight_grad!r}")
+        self.hidden_size = _check_hidden_size(hidden_size)
+        self.eps = _check_eps(eps)
+        self.zero_centered_gamma = _check_bool(zero_centered_gamma, "zero_centered_gamma")
+        self.cast_before_weight_mul = _check_bool(cast_before_weight_mul,
+                                                  "cast_before_weight_mul")
+        self.deterministic = _check_bool(deterministic, "deterministic")
+        self.weight_grad = check_weight_grad(weight_grad)
         if backend is not None:
             resolve_backend(backend)
-        self.hidden_size = hidden_size
-        self.eps = float(eps)
-        self.zero_centered_gamma = bool(zero_centered_gamma)
-        self.cast_before_weight_mul = bool(cast_before_weight_mul)
-        self.deterministic = bool(deterministic)
-        self.weight_grad = weight_grad
         self.backend = backend
-        self.strict = strict
+        self.strict = check_strict(strict)
+        dtype = _check_dtype(dtype)
         self.weight = nn.Parameter(torch.empty(hidden_size, dtype=dtype, device=device))
         self.reset_parameters()
 

@@ -128,12 +128,51 @@ def test_rmsnorm_and_module_reject_bad_options():
         rmsnorm(x, w.clone().requires_grad_(), weight_grad="fp32")
     with pytest.raises(ValueError, match="hidden_size must be a positive int"):
         RMSNorm(0)
-    with pytest.raises(ValueError, match="eps must be a non-negative number"):
+    with pytest.raises(ValueError, match="eps must be finite and >= 0"):
         RMSNorm(H, eps=-1)
     with pytest.raises(ValueError, match="backend must be one of"):
         RMSNorm(H, backend="triton")
     with pytest.raises(ValueError, match="hidden must be a positive int"):
         rmsnorm_workspace_bytes(0, "cpu")
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"zero_centered_gamma": "false"}, TypeError, "zero_centered_gamma must be a bool"),
+    ({"cast_before_weight_mul": 1}, TypeError, "cast_before_weight_mul must be a bool"),
+    ({"deterministic": "no"}, TypeError, "deterministic must be a bool"),
+    ({"eps": float("nan")}, ValueError, "eps must be finite"),
+    ({"eps": float("inf")}, ValueError, "eps must be finite"),
+    ({"eps": "x"}, TypeError, "eps must be a real number"),
+    ({"eps": True}, TypeError, "eps must be a real number"),
+    ({"strict": "x"}, TypeError, "strict must be a bool or None"),
+    ({"weight_grad": "bf16"}, ValueError, "weight_grad must be one of"),
+    ({"weight_grad": ["param"]}, ValueError, "weight_grad must be one of"),
+    ({"backend": "triton"}, ValueError, "backend must be one of"),
+])
+def test_module_refuses_at_construction_what_rmsnorm_refuses(kwargs, error, match):
+    """RMSNorm(...) checks every option up front, with the error of the functional API."""
+    with pytest.raises(error, match=match) as module_error:
+        RMSNorm(H, **kwargs)
+    with pytest.raises(error, match=match) as functional_error:
+        rmsnorm(_x(), _w(), **kwargs)
+    assert str(module_error.value) == str(functional_error.value)
+
+
+@pytest.mark.parametrize(("dtype", "match"), [
+    (torch.int32, "dtype must be one of bfloat16, float16, float32"),
+    (torch.float64, "dtype must be one of bfloat16, float16, float32"),
+    ("bf16", "dtype must be a torch.dtype or None"),
+])
+def test_module_refuses_a_weight_dtype_rmsnorm_does_not_take(dtype, match):
+    with pytest.raises(TypeError, match=match):
+        RMSNorm(H, dtype=dtype)
+
+
+def test_module_flags_are_kept_as_given():
+    norm = RMSNorm(H, zero_centered_gamma=False, deterministic=False, eps=0)
+    assert norm.zero_centered_gamma is False and norm.deterministic is False
+    assert norm.eps == 0.0 and isinstance(norm.eps, float)
+    assert torch.equal(norm.weight, torch.ones(H))
 
 
 def test_environment_values_are_checked(monkeypatch):
