@@ -13,8 +13,11 @@ Weight gradient (``weight_grad``):
 * ``"main_grad"`` (Megatron style): ``dw`` (FP32) is added to ``w.main_grad`` (created as FP32
   zeros when absent). When ``w`` has Megatron's ``grad_added_to_main_grad`` attribute it is set
   to True and a zero gradient is returned so the grad hooks still fire; otherwise ``w.grad``
-  stays None. This mode uses an eager ``autograd.Function`` (mutating an attribute of ``w``),
-  so under ``torch.compile`` it causes a graph break.
+  stays None. A present ``w.main_grad`` must be a tensor of ``w``'s shape and device with a
+  dtype of :data:`MAIN_GRAD_DTYPES`; it is checked in the forward (when a backward can follow)
+  and again in the backward (Megatron may attach it lazily), before anything is written. A
+  frozen ``w`` leaves ``main_grad`` alone. This mode uses an eager ``autograd.Function``
+  (mutating an attribute of ``w``), so under ``torch.compile`` it causes a graph break.
 
 Autocast: the ops run with autocast off. When autocast is on for the device of ``x`` and ``x``
 (or ``residual``) is FP32, it is cast to the autocast dtype so the low-precision kernels run
@@ -32,6 +35,9 @@ from miles_ext_kernels.cake.ops import rmsnorm as ops
 __all__ = ["WEIGHT_GRAD_MODES", "rmsnorm"]
 
 WEIGHT_GRAD_MODES: tuple[str, ...] = ("param", "fp32", "main_grad")
+# The dtypes a ``w.main_grad`` may have: the FP32 ``dw`` is added to it in place.
+MAIN_GRAD_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16, torch.float16,
+                                             torch.float64)
 
 
 def check_weight_grad(weight_grad: object) -> str:
@@ -46,6 +52,29 @@ def check_strict(strict: object) -> bool | None:
     if strict is not None and not isinstance(strict, bool):
         raise TypeError(f"strict must be a bool or None, got {type(strict).__name__}")
     return strict
+
+
+def _check_main_grad(w: torch.Tensor) -> torch.Tensor | None:
+    """``w.main_grad`` if ``dw`` can be added to it in place; None when it is absent (the
+    backward then creates it). Raises ``TypeError`` / ``ValueError`` naming ``w.main_grad``."""
+    main_grad = getattr(w, "main_grad", None)
+    if main_grad is None:
+        return None
+    if not isinstance(main_grad, torch.Tensor):
+        raise TypeError(
+            f"w.main_grad must be a torch.Tensor (weight_grad='main_grad' adds the FP32 dw to it "
+            f"in place) or absent, got {type(main_grad).__name__}")
+    if main_grad.dtype not in MAIN_GRAD_DTYPES:
+        names = ", ".join(str(d).replace("torch.", "") for d in MAIN_GRAD_DTYPES)
+        raise TypeError(f"w.main_grad must have dtype {names} to take the FP32 dw in place; "
+                        f"got {main_grad.dtype}")
+    if main_grad.device != w.device:
+        raise ValueError(f"w.main_grad is on {main_grad.device} but w is on {w.device}; "
+                         "allocate it on the weight's device")
+    if main_grad.shape != w.shape:
+        raise ValueError(f"w.main_grad must have the shape of w {tuple(w.shape)}; "
+                         f"got {tuple(main_grad.shape)}")
+    return main_grad
 
 
 def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -136,8 +165,12 @@ class _MainGradRMSNorm(torch.autograd.Function):
     def backward(ctx, grad_y, grad_h_new=None):
         normalised, rstd = ctx.saved_tensors
         w = ctx.weight
+        # Checked again here: main_grad may be attached or replaced after the forward.
+        main_grad = _check_main_grad(w) if ctx.needs_input_grad[1] else None
         dx, dw = _run_backward(True, ctx, normalised, w, rstd, grad_y, grad_h_new)
-        main_grad = getattr(w, "main_grad", None)
+        grad_residual = dx if ctx.has_residual else None
+        if not ctx.needs_input_grad[1]:  # a frozen w: its main_grad is left alone
+            return dx, None, grad_residual, None, None, None, None, None, None
         if main_grad is None:
             w.main_grad = dw
         else:
@@ -146,7 +179,6 @@ class _MainGradRMSNorm(torch.autograd.Function):
         if hasattr(w, "grad_added_to_main_grad"):
             w.grad_added_to_main_grad = True
             grad_w = torch.zeros_like(w)
-        grad_residual = dx if ctx.has_residual else None
         return dx, grad_w, grad_residual, None, None, None, None, None, None
 
 
@@ -194,6 +226,8 @@ def rmsnorm(
             f"its tensor, here {w.dtype}); use weight_grad='main_grad' to accumulate the FP32 "
             "gradient into w.main_grad, or rmsnorm_backward for the raw FP32 dw")
     if weight_grad == "main_grad":
+        if torch.is_grad_enabled() and w.requires_grad:
+            _check_main_grad(w)  # a bad main_grad fails here, before any backward work
         return _MainGradRMSNorm.apply(x, w, residual, eps, deterministic, zero_centered_gamma,
                                       cast_before_weight_mul, backend_name, strict)
     if not torch.compiler.is_compiling():

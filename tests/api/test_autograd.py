@@ -111,6 +111,59 @@ def test_main_grad_accumulates_in_fp32():
     assert torch.equal(w2.main_grad, dw + 1.0)
 
 
+@pytest.mark.parametrize(("main_grad", "error", "match"), [
+    (torch.zeros(32), ValueError, r"w.main_grad must have the shape of w \(256,\); got \(32,\)"),
+    ("buffer", TypeError, "w.main_grad must be a torch.Tensor"),
+    (torch.zeros(256, dtype=torch.int32), TypeError, "w.main_grad must have dtype"),
+    (torch.zeros(256, device="meta"), ValueError, "w.main_grad is on meta but w is on cpu"),
+])
+def test_bad_main_grad_is_refused_in_the_forward(main_grad, error, match):
+    x, w, _ = _inputs()
+    w.main_grad = main_grad
+    with pytest.raises(error, match=match):
+        rmsnorm(x, w, weight_grad="main_grad")
+    assert w.main_grad is main_grad and w.grad is None
+    with torch.no_grad():  # no backward can follow: main_grad is not used, so not checked
+        rmsnorm(x, w, weight_grad="main_grad")
+
+
+def test_main_grad_replaced_after_the_forward_is_checked_in_the_backward():
+    x, w, gen = _inputs()
+    g = torch.randn(24, 256, generator=gen).to(torch.bfloat16)
+    w.main_grad = torch.zeros(256)
+    y = rmsnorm(x, w, weight_grad="main_grad")
+    bad = torch.ones(32)
+    w.main_grad = bad
+    with pytest.raises(ValueError, match="w.main_grad must have the shape of w"):
+        y.backward(g)
+    assert torch.equal(bad, torch.ones(32)) and x.grad is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_main_grad_attached_after_the_forward_receives_dw(dtype):
+    """Megatron allocates main_grad buffers lazily: one attached before the backward is used."""
+    x, w, gen = _inputs()
+    g = torch.randn(24, 256, generator=gen).to(torch.bfloat16)
+    _, rstd = rmsnorm_forward(x.detach(), w.detach())
+    _, dw = rmsnorm_backward(g, x.detach(), w.detach(), rstd)
+    y = rmsnorm(x, w, weight_grad="main_grad")
+    buffer = torch.ones(256, dtype=dtype)
+    w.main_grad = buffer
+    y.backward(g)
+    assert w.main_grad is buffer and torch.equal(buffer, (dw + 1.0).to(dtype))
+
+
+def test_main_grad_of_a_frozen_weight_is_left_alone():
+    x, w, gen = _inputs()
+    w.requires_grad_(False)
+    w.main_grad = "not a tensor"  # never read: no gradient of w is wanted
+    rmsnorm(x, w, weight_grad="main_grad").float().sum().backward()
+    assert w.main_grad == "not a tensor" and x.grad is not None
+    del w.main_grad
+    rmsnorm(x, w, weight_grad="main_grad").float().sum().backward()
+    assert not hasattr(w, "main_grad")
+
+
 def test_checkpoint_recompute_gives_identical_bits():
     x, w, gen = _inputs()
     u = torch.randn(24, 256, generator=gen).to(torch.bfloat16).requires_grad_()

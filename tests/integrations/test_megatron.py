@@ -221,6 +221,37 @@ def test_gradient_accumulation_fusion_needs_main_grad():
         assert norm(_inputs((2, 16), torch.float32, 0)).shape == (2, 16)
 
 
+@pytest.mark.parametrize(
+    ("main_grad", "error", "match"),
+    [
+        (torch.zeros(32), ValueError, "main_grad must have the shape of w"),
+        ("buffer", TypeError, "main_grad must be a torch.Tensor"),
+    ],
+)
+def test_gradient_accumulation_fusion_refuses_a_bad_main_grad_in_the_forward(
+    main_grad, error, match
+):
+    norm = MegatronRMSNorm(_config(gradient_accumulation_fusion=True), 16)
+    norm.weight.main_grad = main_grad
+    norm.weight.grad_added_to_main_grad = False
+    with pytest.raises(error, match=match):
+        norm(_inputs((2, 16), torch.float32, 0))
+    assert norm.weight.main_grad is main_grad
+    assert norm.weight.grad_added_to_main_grad is False and norm.weight.grad is None
+
+
+def test_gradient_accumulation_fusion_checks_a_main_grad_replaced_before_the_backward():
+    norm = MegatronRMSNorm(_config(gradient_accumulation_fusion=True), 16)
+    norm.weight.main_grad = torch.zeros(16)
+    norm.weight.grad_added_to_main_grad = False
+    y = norm(_inputs((2, 16), torch.float32, 0))
+    norm.weight.main_grad = torch.zeros(8)
+    with pytest.raises(ValueError, match="main_grad must have the shape of w"):
+        y.backward(torch.ones_like(y))
+    assert torch.equal(norm.weight.main_grad, torch.zeros(8))
+    assert norm.weight.grad_added_to_main_grad is False
+
+
 # ----------------------------------------------------------------------------- import hygiene
 
 
