@@ -11,6 +11,7 @@ transformers is never imported here; modules are recognised by class name.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import types
 import weakref
@@ -84,6 +85,8 @@ class _PatchOptions:
     strict: bool | None
     # The instance-level forward we replaced, or None when the class's forward was in use.
     original: object | None
+    # The name of the original forward's input parameter (None: it is positional-only).
+    input_name: str | None = "hidden_states"
 
     def call_original(self, module: nn.Module, hidden_states: torch.Tensor) -> torch.Tensor:
         """Run the forward the module had before it was patched."""
@@ -122,15 +125,78 @@ def _cake_forward(
     )
 
 
-def _make_forward(options: _PatchOptions) -> types.FunctionType:
-    """A plain function (so torch.compile can trace it) carrying its options as an attribute."""
+def _bound_input(
+    module: nn.Module, options: _PatchOptions, args: tuple[object, ...], kwargs: dict[str, object]
+) -> torch.Tensor:
+    """The input of a patched forward call, passed by position or by the original's name."""
+    if len(args) == 1 and not kwargs:
+        return args[0]  # type: ignore[return-value]
+    if not args and len(kwargs) == 1 and options.input_name in kwargs:
+        return kwargs[options.input_name]  # type: ignore[return-value]
+    name = options.input_name or "the input, by position"
+    raise TypeError(
+        f"{type(module).__name__}.forward (patched by miles_ext_kernels) takes one argument, "
+        f"{name}; got {len(args)} positional and keywords {sorted(kwargs)}"
+    )
 
-    def forward(self: nn.Module, hidden_states: torch.Tensor) -> torch.Tensor:
-        return _cake_forward(self, hidden_states, options)
+
+def _make_forward(options: _PatchOptions, signature: inspect.Signature) -> types.FunctionType:
+    """A plain function (so torch.compile can trace it) carrying its options as an attribute.
+
+    It takes the input by position or by the original forward's parameter name (Gemma's
+    ``x=``), and reports the original's ``signature`` (with ``self``) to ``inspect``.
+    """
+
+    def forward(self: nn.Module, *args: object, **kwargs: object) -> torch.Tensor:
+        return _cake_forward(self, _bound_input(self, options, args, kwargs), options)
 
     forward.__doc__ = f"RMSNorm forward routed through miles_ext_kernels ({options.contract})."
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    forward.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()]
+    )
     setattr(forward, _OPTIONS_ATTRIBUTE, options)
     return forward
+
+
+def _forward_signature(module: nn.Module, original: object | None) -> inspect.Signature:
+    """The signature of the forward a patch replaces (without ``self``).
+
+    Raises ``ValueError`` saying why when it is not ``forward(input)``: a patched forward that
+    dropped or refused the other arguments would change what the module does.
+    """
+    forward = original if original is not None else types.MethodType(type(module).forward, module)
+    try:
+        signature = inspect.signature(forward)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"its forward's signature cannot be read ({error})") from None
+    parameters = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(parameters) != 1 or parameters[0].kind not in positional:
+        raise ValueError(
+            f"its forward{signature} takes other parameters than the input, which the patched "
+            "forward(input) would not honour"
+        )
+    return signature
+
+
+def _input_name(signature: inspect.Signature) -> str | None:
+    """The input's parameter name, or None when it can only be passed by position."""
+    (parameter,) = signature.parameters.values()
+    if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+        return None
+    return parameter.name
+
+
+def _refuse_forward(module: nn.Module, reason: str, strict: bool | None, warned: set[str]) -> None:
+    """Raise (strict) or log once per class that ``module``'s forward is left unpatched."""
+    name = type(module).__name__
+    message = f"{name}: patch_rmsnorm leaves this module's forward as it is: {reason}"
+    if resolve_strict(strict):
+        raise RMSNormUnsupportedError(f"{message} (strict mode)")
+    if name not in warned:
+        warned.add(name)
+        logger.warning("%s", message)
 
 
 def _installed_options(module: nn.Module) -> _PatchOptions | None:
@@ -233,23 +299,36 @@ def patch_rmsnorm(
 
     Patching an already patched module only updates its options; the original forward is kept,
     so one ``unpatch_rmsnorm`` always restores it. Modules are matched by exact class name.
+    The patched forward takes the input by position or by the original forward's parameter name
+    (``norm(x=...)`` for Gemma). A module whose forward takes other parameters than the input
+    (``forward(x, gate=None)``) is left unpatched with a warning, as patching it would drop or
+    refuse those arguments; in strict mode ``RMSNormUnsupportedError`` is raised instead, before
+    anything is patched.
     """
     _check_options(model, deterministic, backend, strict)
     contracts = resolve_contracts(classes)
-    targets: list[tuple[nn.Module, str]] = []
+    targets: list[tuple[nn.Module, str, object | None, inspect.Signature]] = []
+    refused: set[str] = set()
     for module in model.modules():
         contract = contracts.get(type(module).__name__)
-        if contract is not None and _module_weight(module) is not None:
-            _module_eps(module)  # fail before patching anything, not at the first forward
-            targets.append((module, contract))
-    handle = PatchHandle()
-    for module, contract in targets:
+        if contract is None or _module_weight(module) is None:
+            continue
+        _module_eps(module)  # fail before patching anything, not at the first forward
         installed = _installed_options(module)
         original = installed.original if installed is not None else module.__dict__.get("forward")
-        options = _PatchOptions(contract, deterministic, backend, strict, original)
-        module.__dict__["forward"] = types.MethodType(_make_forward(options), module)
+        try:
+            signature = _forward_signature(module, original)
+        except ValueError as error:
+            _refuse_forward(module, str(error), strict, refused)
+            continue
+        targets.append((module, contract, original, signature))
+    handle = PatchHandle()
+    for module, contract, original, signature in targets:
+        options = _PatchOptions(contract, deterministic, backend, strict, original,
+                                _input_name(signature))
+        module.__dict__["forward"] = types.MethodType(_make_forward(options, signature), module)
         handle._modules.append(weakref.ref(module))
-    if not handle._modules:
+    if not handle._modules and not refused:
         logger.warning(
             "patch_rmsnorm: no RMSNorm module of a known class in %s; pass classes= to name yours",
             type(model).__name__,

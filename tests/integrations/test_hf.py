@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import inspect
 import logging
 import re
 from pathlib import Path
@@ -467,6 +468,53 @@ def test_module_without_epsilon_is_refused_at_patch_time():
     with pytest.raises(ValueError, match="TinyNorm.*epsilon"):
         patch_rmsnorm(norm, classes={TinyNorm: "default"})
     assert "forward" not in norm.__dict__
+
+
+def test_patched_forward_takes_the_input_by_the_original_parameter_name(norm_classes):
+    """Gemma-style norms name their input ``x``; ``norm(x=...)`` keeps working once patched."""
+    norm = norm_classes["GemmaRMSNorm"](64, eps=1e-6).to(torch.bfloat16)
+    _randomise_norm_weights(norm, 10)
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(11)).to(torch.bfloat16)
+    signature = inspect.signature(norm.forward)
+    patch_rmsnorm(norm)
+    expected = rmsnorm(x, norm.weight.detach(), 1e-6, zero_centered_gamma=True)
+    with torch.no_grad():
+        assert torch.equal(norm(x=x), expected)
+        assert torch.equal(norm(x), expected)
+    assert inspect.signature(norm.forward) == signature
+    with pytest.raises(TypeError, match=r"GemmaRMSNorm.forward .*takes one argument, x"):
+        norm(hidden_states=x)
+    with pytest.raises(TypeError, match="takes one argument"):
+        norm(x, x)
+
+
+class GatedTinyNorm(TinyNorm):
+    """A user norm whose forward takes a parameter besides the input."""
+
+    def forward(self, x: torch.Tensor, gate: torch.Tensor | None = None) -> torch.Tensor:
+        y = super().forward(x)
+        return y if gate is None else y * gate
+
+
+def test_forward_with_other_parameters_is_left_unpatched_with_a_warning(caplog):
+    model = nn.Sequential(TinyNorm(8), GatedTinyNorm(8))
+    classes = {TinyNorm: "cast_before_weight_mul", GatedTinyNorm: "cast_before_weight_mul"}
+    with caplog.at_level(logging.WARNING, logger="miles_ext_kernels.integrations.hf"):
+        handle = patch_rmsnorm(model, classes=classes)
+    assert handle.modules == [model[0]]
+    assert "forward" not in model[1].__dict__
+    assert "GatedTinyNorm" in caplog.text and "takes other parameters" in caplog.text
+    x, gate = torch.randn(2, 8), torch.full((2, 8), 2.0)
+    with torch.no_grad():
+        assert torch.equal(model[1](x, gate=gate), 2.0 * model[1](x))
+
+
+def test_forward_with_other_parameters_is_refused_in_strict_mode():
+    model = nn.Sequential(TinyNorm(8), GatedTinyNorm(8))
+    classes = {TinyNorm: "cast_before_weight_mul", GatedTinyNorm: "cast_before_weight_mul"}
+    with pytest.raises(RMSNormUnsupportedError, match=r"GatedTinyNorm.*gate"):
+        patch_rmsnorm(model, classes=classes, strict=True)
+    assert list(patched_modules(model)) == []
 
 
 def test_unpatch_refuses_a_non_module():
