@@ -31,6 +31,7 @@ from miles_ext_kernels.cake.ops import rmsnorm as ops
 
 __all__ = [
     "NAMESPACE",
+    "autocast_enabled",
     "forward_impl",
     "residual_forward_impl",
     "backward_impl",
@@ -54,6 +55,15 @@ clear_workspace_cache = programs.clear_workspace_cache
 # torch.library dispatch costs far more host time than the kernels at small shapes).
 
 
+def autocast_enabled(device_type: str) -> bool:
+    """Whether autocast is on for ``device_type``; False for a device type autocast does not
+    know (``meta``: torch raises "unknown device type for autocast" there)."""
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except RuntimeError:
+        return False
+
+
 def _autocast_off(fn: Callable[..., _T]) -> Callable[..., _T]:
     """Run ``fn`` with autocast disabled for its first tensor's device (a no-op when it is off:
     entering the context costs host time on every call)."""
@@ -61,7 +71,7 @@ def _autocast_off(fn: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(fn)
     def wrapper(first: torch.Tensor, *args: Any) -> _T:
         device_type = first.device.type
-        if not torch.is_autocast_enabled(device_type):
+        if not autocast_enabled(device_type):
             return fn(first, *args)
         with torch.autocast(device_type=device_type, enabled=False):
             return fn(first, *args)

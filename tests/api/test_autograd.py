@@ -224,3 +224,19 @@ def test_module_init_forward_and_repr():
     y, h = norm(x, residual=x)
     assert torch.equal(h, (x.float() * 2).to(torch.bfloat16)) and y.shape == x.shape
     assert list(norm.state_dict()) == ["weight"]
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_meta_tensors_give_meta_outputs(residual):
+    """Shape inference on the meta device: no autocast error, shapes and dtypes as on CPU."""
+    x = torch.empty(6, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    w = torch.empty(64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    u = torch.empty(6, 64, dtype=torch.bfloat16, device="meta") if residual else None
+    out = rmsnorm(x, w, residual=u)
+    y = out[0] if residual else out
+    assert y.device.type == "meta" and y.shape == x.shape and y.dtype == x.dtype
+    y.sum().backward()
+    assert x.grad.device.type == "meta" and x.grad.shape == x.shape
+    assert w.grad.device.type == "meta" and w.grad.shape == w.shape
+    y2, rstd = rmsnorm_forward(x.detach(), w.detach())
+    assert y2.device.type == "meta" and rstd.shape == (6,)

@@ -92,6 +92,14 @@ def _bwd_args():
     ({"dw": torch.empty(H, dtype=torch.bfloat16)}, TypeError, "dw must have dtype"),
     ({"dw": torch.empty(H + 1)}, ValueError, "dw must have shape"),
     ({"workspace": [0]}, TypeError, "workspace must be a torch.Tensor"),
+    # checked on every backend (here the reference one), not only where a program uses it
+    ({"workspace": torch.zeros(16)}, ValueError, "workspace must be a 1-D uint8 tensor"),
+    ({"workspace": torch.zeros(4, 4, dtype=torch.uint8)}, ValueError,
+     "workspace must be a 1-D uint8 tensor"),
+    ({"workspace": torch.zeros(32, dtype=torch.uint8)[::2]}, ValueError,
+     "workspace must be contiguous"),
+    ({"workspace": torch.zeros(16, dtype=torch.uint8, device="meta")}, ValueError,
+     "workspace is on meta"),
 ])
 def test_backward_rejects(kwargs, error, match):
     args = _bwd_args()
@@ -191,3 +199,11 @@ def test_non_unit_feature_stride_is_copied_once():
     y, rstd = rmsnorm_forward(x, _w())
     y_ref, rstd_ref = rmsnorm_forward(x.contiguous(), _w())
     assert torch.equal(y, y_ref) and torch.equal(rstd, rstd_ref)
+
+
+def test_a_well_formed_workspace_of_any_size_is_ignored_by_the_reference_backend():
+    args = _bwd_args()
+    expected = rmsnorm_backward(*(args[k] for k in ("g", "x", "w", "rstd")))
+    got = rmsnorm_backward(*(args[k] for k in ("g", "x", "w", "rstd")),
+                           workspace=torch.zeros(3, dtype=torch.uint8))
+    assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))

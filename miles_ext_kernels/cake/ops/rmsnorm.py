@@ -98,6 +98,19 @@ def _check_weight(w: object, x: torch.Tensor) -> torch.Tensor:
     return w
 
 
+def _check_workspace(workspace: object, x: torch.Tensor) -> torch.Tensor:
+    """A workspace is a contiguous 1-D uint8 tensor on ``x``'s device (every backend checks
+    this; its size and alignment are checked where a program that uses it runs)."""
+    workspace = _require_tensor(workspace, "workspace")
+    if workspace.dtype != torch.uint8 or workspace.dim() != 1:
+        raise ValueError(f"workspace must be a 1-D uint8 tensor (rmsnorm_workspace); got "
+                         f"{workspace.dtype} {tuple(workspace.shape)}")
+    _require_device(workspace, "workspace", x.device)
+    if not workspace.is_contiguous():
+        raise ValueError("workspace must be contiguous (rmsnorm_workspace)")
+    return workspace
+
+
 def _byte_span(tensor: torch.Tensor) -> tuple[int, int]:
     if tensor.numel() == 0:
         return (0, 0)
@@ -309,7 +322,9 @@ def rmsnorm_backward(
     forward's FP32 reciprocal RMS (any shape with one value per row). ``g_residual`` is the
     gradient flowing directly into ``h_new``; it is added so ``dx`` is the gradient of both
     residual-add inputs. ``workspace`` comes from :func:`rmsnorm_workspace` (allocated when
-    omitted). ``dx`` / ``dw`` are optional output buffers and must not overlap any input.
+    omitted): a 1-D contiguous uint8 tensor on ``x``'s device, checked on every backend; its
+    size and 256-byte alignment are checked where a program uses it (the reference backend
+    does not). ``dx`` / ``dw`` are optional output buffers and must not overlap any input.
     ``deterministic=False`` allows a non-deterministic ``dw`` route where one exists.
     ``grid`` forces the CTA count of the backward program that owns the workspace (testing
     hook; ignored by the reference backend and by the first-party small-batch program, whose
@@ -349,7 +364,7 @@ def rmsnorm_backward(
     if g_residual is not None:
         g_residual = _require_like(g_residual, "g_residual", x)
     if workspace is not None:
-        _require_tensor(workspace, "workspace")
+        workspace = _check_workspace(workspace, x)
     inputs = {"g": g, "x": x, "w": w, "rstd": rstd, "g_residual": g_residual,
               "workspace": workspace}
     if dx is not None:
