@@ -3,8 +3,13 @@
 * ``build --arch sm_100a [--op rmsnorm] [--package NAME] [--module NAME] [--jobs N]`` compiles
   every module of an arch into the JIT cache (no GPU needed); exits 1 if any module fails.
 * ``verify [--json]`` re-hashes the installed vendored files against the installed
-  VENDORED.json: exit 0 clean, 1 drift, 2 error (the vendoring tool's codes).
-* ``info [--json]`` prints versions, vendored ops, first-party packages and buildable arches.
+  VENDORED.json: exit 0 clean, 1 drift, 2 error (the vendoring tool's codes; a vendored op the
+  runtime cannot load is an error too).
+* ``info [--json]`` prints versions, vendored ops (with the problem of each op the runtime
+  cannot load), first-party packages and buildable arches.
+
+A vendored op the runtime cannot load does not stop ``build`` or ``info``: it is left out with
+a warning, and the first-party packages are still built and listed.
 """
 
 from __future__ import annotations
@@ -28,11 +33,21 @@ EXIT_ERROR = 2
 # ----------------------------------------------------------------------------- helpers
 
 
-def discover_packages() -> list[Any]:
-    """Every Cake package the runtime can see (vendored and first-party)."""
+def discover() -> Any:
+    """Every loadable Cake package (vendored and first-party) and the vendored problems."""
     from miles_ext_kernels.cake import packages
 
-    return list(packages.discover_packages())
+    return packages.discover()
+
+
+def discover_packages() -> list[Any]:
+    """Every Cake package the runtime can load (a broken vendored op is left out)."""
+    return list(discover().packages)
+
+
+def _warn_problems(problems: Iterable[Any]) -> None:
+    for problem in problems:
+        click.echo(f"warning: skipping: {problem.message}", err=True)
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> None:
@@ -117,17 +132,19 @@ def build(
     from miles_ext_kernels.cake.jit.toolchain import ToolchainError, probe_toolchain
 
     try:
+        jobs = jobs or default_jobs()
         toolchain = probe_toolchain()
         toolchain.require_arch(arch)
-        packages = discover_packages()
+        found = discover()
     except (ToolchainError, ValueError, OSError) as exc:
         _fail(str(exc))
+    _warn_problems(found.problems)
+    packages = list(found.packages)
     planned = plan_builds(packages, arch, op=op, package=package_name, modules=module_names)
     if not planned:
         _fail(f"no module to build for arch={arch} op={op or 'any'} "
               f"package={package_name or 'any'} module={', '.join(module_names) or 'any'}; "
               f"packages: {_describe_packages(packages)}")
-    jobs = jobs or default_jobs()
     click.echo(f"building {len(planned)} module(s) for {arch} with nvcc {toolchain.version}, "
                f"{jobs} job(s), cache {cache_root()}")
     slots = threading.BoundedSemaphore(jobs)
@@ -186,6 +203,7 @@ def verify(as_json: bool) -> None:
         load_manifest,
         verify_files,
     )
+    from miles_ext_kernels.cake.packages import discover as discover_in
 
     vendor_dir = default_vendor_dir()
     try:
@@ -199,8 +217,9 @@ def verify(as_json: bool) -> None:
         else:
             click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    problems = [p.message for p in discover_in(vendor_dir, include_first_party=False).problems]
     if as_json:
-        payload = {"vendor_dir": str(vendor_dir), **report.to_dict()}
+        payload = {"vendor_dir": str(vendor_dir), **report.to_dict(), "unloadable": problems}
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
     else:
         for label, paths in (("modified", report.modified), ("missing", report.missing),
@@ -209,7 +228,16 @@ def verify(as_json: bool) -> None:
                 click.echo(f"{label}: {path}")
         state = "clean" if report.clean else "DRIFT"
         click.echo(f"{state}: {report.checked} vendored file(s) checked in {vendor_dir}")
-    sys.exit(EXIT_OK if report.clean else EXIT_DRIFT)
+        for message in problems:
+            click.echo(f"error: {message}", err=True)
+    sys.exit(_verify_exit(report.clean, problems))
+
+
+def _verify_exit(clean: bool, problems: list[str]) -> int:
+    """Drift (1) first: it explains most load problems; else an unloadable op is an error (2)."""
+    if not clean:
+        return EXIT_DRIFT
+    return EXIT_ERROR if problems else EXIT_OK
 
 
 def _toolchain_info() -> tuple[dict[str, Any], Any]:
@@ -258,6 +286,16 @@ def _vendored_info() -> dict[str, Any]:
     return out
 
 
+def _add_problems(vendored: dict[str, Any], problems: Iterable[Any]) -> None:
+    """Each unloadable op's problem under its op (a whole-manifest one is ``error``)."""
+    for problem in problems:
+        op = vendored["ops"].get(problem.op) if problem.op is not None else None
+        if op is not None:
+            op["error"] = problem.message
+        else:
+            vendored.setdefault("error", problem.message)
+
+
 def collect_info() -> dict[str, Any]:
     """Everything ``info`` reports, as a JSON-ready dict (errors reported, never raised)."""
     import miles_ext_kernels
@@ -268,9 +306,12 @@ def collect_info() -> dict[str, Any]:
     info.update(tools)
     packages: list[Any] = []
     try:
-        packages = discover_packages()
+        found = discover()
     except Exception as exc:  # noqa: BLE001 - info reports every problem instead of stopping
         info["packages_error"] = f"{type(exc).__name__}: {exc}"
+    else:
+        packages = list(found.packages)
+        _add_problems(info["vendored"], found.problems)
     info["packages"] = [
         {"name": p.name, "op": p.op, "layout": p.layout, "origin": p.origin,
          "arches": list(p.arches()), "modules": len(p.modules)}
@@ -299,6 +340,8 @@ def _print_info(info: dict[str, Any]) -> None:
     for name, op in vendored["ops"].items():
         click.echo(f"  {name}: commit {op['commit']} ({op['files']} files, layout {op['layout']},"
                    f" license {op['license']})")
+        if "error" in op:
+            click.echo(f"    NOT LOADED: {op['error']}")
     click.echo("packages:")
     if "packages_error" in info:
         click.echo(f"  error: {info['packages_error']}")

@@ -28,6 +28,7 @@ from miles_ext_kernels.cake.packages import (
     UnsupportedRouteError,
     UpstreamTablePackage,
     clear_discovery_cache,
+    discover,
     discover_packages,
 )
 from miles_ext_kernels.cake.packages.discovery import FIRST_PARTY_ROOT
@@ -284,6 +285,52 @@ def test_discovery_appends_first_party_packages(table_vendor):
     assert with_fp[0].origin == "vendored"
     assert [p.build_json for p in with_fp[1:]] == expected
     assert all(p.origin == "first_party" for p in with_fp[1:])
+
+
+# ---------------------------------------------------------------- broken vendored packages
+
+_UNKNOWN_FILES = {"csrc/x": {"csrc/x/k.cu": b"//\n"}}
+
+
+def _broken_vendor(tmp_path: Path, how: str) -> Path:
+    """A vendor dir the runtime cannot load: an empty (truncated) VENDORED.json, or an op of
+    layout ``custom`` (as ``vendor_cake.py fi --package`` writes) whose files no adapter takes."""
+    vendor = tmp_path / "_vendor"
+    if how == "empty-manifest":
+        vendor.mkdir()
+        (vendor / MANIFEST_NAME).write_bytes(b"")
+        return vendor
+    return write_manifest(vendor, _UNKNOWN_FILES, layout="custom")
+
+
+@pytest.mark.parametrize(("how", "op", "error"), [
+    ("empty-manifest", None, "ManifestError"),
+    ("custom-layout", "rmsnorm", "UnsupportedLayoutError"),
+])
+def test_discover_reports_a_broken_vendored_op_and_keeps_first_party(tmp_path, how, op, error):
+    vendor = _broken_vendor(tmp_path, how)
+    found = discover(vendor)
+    (problem,) = found.problems
+    assert problem.op == op and type(problem.error).__name__ == error
+    assert str(vendor / MANIFEST_NAME) in problem.message
+    assert "python tools/vendor_cake.py verify" in problem.message
+    assert [p.origin for p in found.packages] == ["first_party"] * len(found.packages)
+    skipped = discover_packages(vendor, skip_broken=True)
+    assert found.packages and [p.name for p in skipped] == [p.name for p in found.packages]
+    with pytest.raises(type(problem.error)):
+        discover_packages(vendor)  # the default still raises the error itself
+
+
+def test_a_discovery_with_problems_is_not_cached(own_vendor):
+    manifest = own_vendor / MANIFEST_NAME
+    good = manifest.read_bytes()
+    manifest.write_bytes(good[: len(good) // 2])
+    assert discover(own_vendor, include_first_party=False).problems
+    stat = manifest.stat()
+    manifest.write_bytes(good)
+    os.utime(manifest, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime, other size
+    found = discover(own_vendor, include_first_party=False)
+    assert not found.problems and [p.origin for p in found.packages] == ["vendored"]
 
 
 # ---------------------------------------------------------------- build.json adapter

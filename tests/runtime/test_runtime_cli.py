@@ -100,6 +100,62 @@ def test_info_reports_versions_ops_packages_and_arches(vendor: Path) -> None:
     assert miles_ext_kernels.__version__ in text and commit in text
 
 
+def _unloadable_op(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vendored op of layout ``custom`` whose (intact) files no adapter takes."""
+    from package_trees import write_manifest
+
+    vendor = write_manifest(tmp_path / "custom", {"csrc/x": {"csrc/x/k.cu": b"//\n"}},
+                            layout="custom")
+    monkeypatch.setenv(VENDOR_DIR_ENV, str(vendor))
+    return vendor
+
+
+def test_info_lists_first_party_packages_past_a_broken_manifest(vendor: Path) -> None:
+    (vendor / MANIFEST_NAME).write_bytes(b"")
+    result = _invoke("info", "--json")
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert MANIFEST_NAME in info["vendored"]["error"] and "packages_error" not in info
+    assert info["first_party"] and all(p["origin"] == "first_party" for p in info["packages"])
+
+
+def test_info_shows_an_unloadable_op_and_verify_fails_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unloadable_op(tmp_path, monkeypatch)
+    info = json.loads(_invoke("info", "--json").output)
+    assert "look like 'unknown'" in info["vendored"]["ops"]["rmsnorm"]["error"]
+    assert info["first_party"] and all(p["origin"] == "first_party" for p in info["packages"])
+    text = _invoke("info").output
+    assert "NOT LOADED: cannot load vendored op 'rmsnorm'" in text
+    verify = _invoke("verify")
+    assert verify.exit_code == 2
+    assert "clean: 1 vendored file(s)" in verify.output
+    assert "error: cannot load vendored op 'rmsnorm'" in verify.output
+    report = json.loads(_invoke("verify", "--json").output)
+    assert report["clean"] is True and len(report["unloadable"]) == 1
+
+
+def test_build_with_a_bad_jobs_variable_names_it(
+    vendor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MILES_EXT_KERNELS_JOBS", "abc")
+    result = _invoke("build", "--arch", "sm_90a")
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert "MILES_EXT_KERNELS_JOBS='abc' is not an integer" in result.output
+
+
+@needs_nvcc
+def test_build_goes_on_past_an_unloadable_vendored_op(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unloadable_op(tmp_path, monkeypatch)
+    result = _invoke("build", "--arch", "sm_90a", "--package", "no_such_package")
+    assert result.exit_code == 2
+    assert "warning: skipping: cannot load vendored op 'rmsnorm'" in result.output
+    assert "no module to build" in result.output and "miles_rmsnorm" in result.output
+
+
 def test_plan_builds_builds_shared_cache_names_once(vendor: Path) -> None:
     from jit_support import vendored_package
 

@@ -5,12 +5,16 @@ from miles_ext_kernels.cake.packages.base import (
     CakePackageError,
     UnsupportedLayoutError,
     UnsupportedRouteError,
+    VendoredPackageError,
 )
 from miles_ext_kernels.cake.packages.build_json import BuildJsonPackage
 from miles_ext_kernels.cake.packages.discovery import (
     SUPPORTED_LAYOUTS,
+    Discovery,
+    VendoredProblem,
     clear_discovery_cache,
     detect_layout,
+    discover,
     discover_packages,
 )
 from miles_ext_kernels.cake.packages.records import (
@@ -28,12 +32,16 @@ __all__ = [
     "CakePackage",
     "CakePackageError",
     "CallSpec",
+    "Discovery",
     "ModuleRecord",
     "RecordError",
     "UnsupportedLayoutError",
     "UnsupportedRouteError",
     "UpstreamTablePackage",
+    "VendoredPackageError",
+    "VendoredProblem",
     "clear_discovery_cache",
     "detect_layout",
+    "discover",
     "discover_packages",
 ]

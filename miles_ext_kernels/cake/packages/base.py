@@ -30,6 +30,20 @@ class UnsupportedRouteError(CakePackageError):
     """No route of the package serves the asked (arch, hidden, kind, residual, rows)."""
 
 
+class VendoredPackageError(CakePackageError):
+    """A vendored op, or the whole VENDORED.json, cannot be loaded (raised by the dispatcher in
+    strict mode or for ``backend="vendored"``; otherwise the op is skipped with a warning).
+
+    ``manifest`` is the VENDORED.json path, ``op`` the op (None: the whole manifest); the
+    original error is the ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, manifest: Path, op: str | None) -> None:
+        super().__init__(message)
+        self.manifest = manifest
+        self.op = op
+
+
 def capability_tuple(cc: Any) -> tuple[int, int] | None:
     """Normalise a compute capability (``(10, 0)``, ``[10, 0]``, ``"10.0"``); None if malformed."""
     if isinstance(cc, str):
