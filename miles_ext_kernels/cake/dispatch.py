@@ -8,6 +8,10 @@ Strict mode (``strict=True`` or ``$MILES_EXT_KERNELS_STRICT=1``) raises
 backend, or away from a forced backend). Each distinct fallback is logged once on the
 ``miles_ext_kernels`` logger.
 
+A vendored op that cannot be loaded (or an unreadable VENDORED.json) is skipped with one warning
+and the call goes on with the first-party package or the reference backend; strict mode under
+``backend='auto'`` and ``backend='vendored'`` raise :class:`VendoredPackageError` instead.
+
 Two hooks make the choice testable without a GPU: :func:`set_device_info_provider` replaces the
 capability / SM-count lookup and :func:`set_package_provider` the package discovery
 (:func:`override` does both for a ``with`` block).
@@ -26,7 +30,7 @@ from typing import Any
 
 import torch
 
-from miles_ext_kernels.cake.packages.base import CakePackageError
+from miles_ext_kernels.cake.packages.base import CakePackageError, VendoredPackageError
 from miles_ext_kernels.cake.packages.records import CallSpec, ModuleRecord, RecordError
 
 __all__ = [
@@ -38,9 +42,12 @@ __all__ = [
     "Route",
     "Decision",
     "RMSNormUnsupportedError",
+    "DeviceUnavailableError",
+    "VendoredPackageError",
     "decide",
     "device_info",
     "resolve_backend",
+    "normalize_backend",
     "resolve_strict",
     "set_device_info_provider",
     "set_package_provider",
@@ -71,6 +78,10 @@ _DTYPE_NAMES = {
 
 class RMSNormUnsupportedError(ValueError):
     """Strict mode: no program backend serves the call (or the forced backend cannot)."""
+
+
+class DeviceUnavailableError(ValueError):
+    """The device named by a call does not exist here (no CUDA in this torch, no such GPU)."""
 
 
 @dataclass(frozen=True)
@@ -217,19 +228,49 @@ def device_info(device: torch.device | str) -> DeviceInfo:
         return provider(device)
     if device.type != "cuda":
         return DeviceInfo(device=device)
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    capability, sm_count = _cuda_properties(index)
+    try:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        capability, sm_count = _cuda_properties(index)
+    except (AssertionError, RuntimeError) as exc:  # torch's "not compiled with CUDA" etc.
+        raise DeviceUnavailableError(_cuda_unavailable(device, exc)) from exc
     return DeviceInfo(device=torch.device("cuda", index), capability=capability,
                       sm_count=sm_count)
 
 
-def _installed_packages() -> tuple[Any, ...]:
+def _cuda_unavailable(device: torch.device, exc: BaseException) -> str:
+    """Why the CUDA ``device`` cannot be used, and what to do."""
+    if not torch.cuda.is_available():
+        why = ("this torch build has no CUDA support" if torch.version.cuda is None
+               else "no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)")
+        return (f"device {str(device)!r} is not available: {why}; pass a CPU device, or run on "
+                "a GPU machine with a CUDA build of torch")
+    return (f"device {str(device)!r} is not available: torch sees "
+            f"{torch.cuda.device_count()} CUDA device(s) ({exc})")
+
+
+def _installed_packages(requested: str, strict: bool) -> tuple[Any, ...]:
+    """The packages the dispatcher may route to; broken vendored ops are reported, then
+    skipped (or raised: :func:`_vendored_problem`)."""
     provider = _package_provider
     if provider is not None:
         return tuple(provider())
     from miles_ext_kernels.cake import packages as package_registry
 
-    return tuple(package_registry.discover_packages())
+    found = package_registry.discover()
+    for problem in found.problems:
+        _vendored_problem(problem, requested, strict)
+    return found.packages
+
+
+def _vendored_problem(problem: Any, requested: str, strict: bool) -> None:
+    """Raise a vendored ``problem`` of this op where the request depends on vendored programs
+    (``backend='vendored'``, or strict mode under ``auto``); else warn once."""
+    relevant = problem.op in (None, OP)
+    if relevant and (requested == "vendored" or (strict and requested == "auto")):
+        raise problem.as_error() from problem.error
+    _log_once(logging.WARNING,
+              f"miles_ext_kernels: skipping a vendored package: {problem.message} (set "
+              f"{STRICT_ENV}=1 to make this an error)", ("vendored-problem", problem.message))
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -243,19 +284,30 @@ def dtype_name(dtype: torch.dtype) -> str:
 # ----------------------------------------------------------------------------- choices
 
 
+def normalize_backend(value: object) -> str | None:
+    """``value`` as a backend name (case and surrounding blanks ignored: ``" Reference"`` is
+    ``reference``), or None when it is not a string naming one of :data:`BACKENDS`."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().lower()
+    return name if name in BACKENDS else None
+
+
 def resolve_backend(backend: str | None) -> str:
     """The requested backend: the argument, else ``$MILES_EXT_KERNELS_RMSNORM_BACKEND``, else
-    ``auto``."""
+    ``auto``. Both accept the spellings of :func:`normalize_backend`."""
     if backend is None:
-        env = os.environ.get(BACKEND_ENV, "").strip().lower()
-        if not env:
+        env = os.environ.get(BACKEND_ENV, "")
+        if not env.strip():
             return "auto"
-        if env not in BACKENDS:
+        name = normalize_backend(env)
+        if name is None:
             raise ValueError(f"${BACKEND_ENV}={env!r} is not one of {BACKENDS}")
-        return env
-    if not isinstance(backend, str) or backend not in BACKENDS:
+        return name
+    name = normalize_backend(backend)
+    if name is None:
         raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
-    return backend
+    return name
 
 
 def resolve_strict(strict: bool | None) -> bool:
@@ -349,10 +401,10 @@ def _cached_decision(
     call: CallSpec, info: DeviceInfo, rows: int | None, requested: str, strict: bool,
     deterministic: bool,
 ) -> Decision:
-    packages = _installed_packages() if info.is_cuda else ()
-    rejected: list[tuple[str, str]] = []
     if requested == "reference":
         return Decision("reference", info, call, rows, requested, strict)
+    packages = _installed_packages(requested, strict) if info.is_cuda else ()
+    rejected: list[tuple[str, str]] = []
     order = PROGRAM_BACKENDS if requested == "auto" else (requested,)
     for origin in order:
         route, reason = _route_for_origin(origin, call, info, rows, deterministic, packages)
@@ -362,8 +414,9 @@ def _cached_decision(
     what = _describe(call, info, rows)
     why = "; ".join(f"{origin}: {reason}" for origin, reason in rejected)
     if strict:
-        wanted = "a Cake program" if requested == "auto" else f"the {requested} backend"
-        raise RMSNormUnsupportedError(f"strict mode: {what} has no {wanted}: {why}")
+        wanted = "no Cake program serves it" if requested == "auto" else (
+            f"the {requested} backend cannot serve it")
+        raise RMSNormUnsupportedError(f"strict mode: {what}: {wanted}: {why}")
     if requested != "auto":
         # A forced program backend that cannot serve the call: fall back along the auto order.
         fallback = _cached_decision(call, info, rows, "auto", False, deterministic)
@@ -413,7 +466,11 @@ def make_call(kind: str, hidden: int, x_dtype: torch.dtype, w_dtype: torch.dtype
 
 @dataclass(frozen=True)
 class PlanExplanation:
-    """What one direction (forward or backward) of a call would run."""
+    """What one direction (forward or backward) of a call would run.
+
+    ``backend`` is ``"error"`` when the call would raise instead (strict mode with no program,
+    or a broken vendored package the request depends on); ``error`` then holds the message.
+    """
 
     direction: str
     backend: str
@@ -426,10 +483,13 @@ class PlanExplanation:
     workspace_bytes: int = 0
     n_chunks: int | None = None
     rejected: tuple[tuple[str, str], ...] = ()
+    error: str | None = None
 
     def lines(self) -> list[str]:
         """Human-readable lines."""
         head = f"{self.direction}: backend={self.backend}"
+        if self.error is not None:
+            head += f" (the call raises: {self.error})"
         if self.package is not None:
             head += (f" package={self.package} ({self.origin}) arch={self.arch} "
                      f"route={self.route_kind}")
@@ -457,6 +517,11 @@ class Explanation:
     def backend(self) -> str:
         """The forward's backend (the backward's is in ``backward.backend``)."""
         return self.forward.backend
+
+    @property
+    def raises(self) -> bool:
+        """True when the call (forward or backward) would raise instead of running."""
+        return self.forward.error is not None or self.backward.error is not None
 
     def __str__(self) -> str:
         lines = [f"rmsnorm rows={self.rows} hidden={self.hidden} on {self.device}"]
@@ -487,6 +552,26 @@ def _plan(direction: str, decision: Decision, rows: int, hidden: int) -> PlanExp
                            rejected=decision.rejected)
 
 
+def _explain_direction(direction: str, call: CallSpec, device: torch.device, rows: int,
+                       backend: str | None, strict: bool | None,
+                       deterministic: bool) -> PlanExplanation:
+    """What one direction of the call does: its plan, or the error the call would raise.
+
+    ``rows == 0`` never dispatches (the call returns empty outputs), so it is explained for any
+    row count and never raises, like the call.
+    """
+    if rows == 0:
+        decision = decide(call, device, rows=None, backend=backend, strict=False,
+                          deterministic=deterministic)
+        return _plan(direction, decision, rows, call.hidden)
+    try:
+        decision = decide(call, device, rows=rows, backend=backend, strict=strict,
+                          deterministic=deterministic)
+    except (RMSNormUnsupportedError, VendoredPackageError) as exc:
+        return PlanExplanation(direction, "error", error=f"{type(exc).__name__}: {exc}")
+    return _plan(direction, decision, rows, call.hidden)
+
+
 def explain(
     x: torch.Tensor,
     w: torch.Tensor,
@@ -496,16 +581,23 @@ def explain(
     zero_centered_gamma: bool = False,
     cast_before_weight_mul: bool = False,
     backend: str | None = None,
+    strict: bool | None = None,
 ) -> Explanation:
-    """Explain the backend choice for ``rmsnorm(x, w, residual=...)`` (forward and backward).
+    """Explain what ``rmsnorm(x, w, residual=..., backend=..., strict=...)`` would do, forward
+    and backward: the backend, package, programs and grids, and why the other backends were not
+    chosen. Never launches anything.
 
-    Never launches anything and never raises for an unsupported call (strict mode is not
-    applied: the explanation lists why each program backend was rejected).
+    The arguments are checked as ``rmsnorm`` checks them (the same ``TypeError`` /
+    ``ValueError``). A direction that the call would refuse (strict mode, from the argument or
+    ``$MILES_EXT_KERNELS_STRICT``, where it would fall back; a broken vendored package with
+    ``backend="vendored"``) is reported with ``backend="error"`` and the error's message, and
+    :attr:`Explanation.raises` is True.
     """
-    if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] == 0:
-        raise TypeError("x must be a torch.Tensor [..., H] with H > 0")
-    if not isinstance(w, torch.Tensor):
-        raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
+    from miles_ext_kernels.cake.ops.rmsnorm import validate_forward_args
+
+    validate_forward_args(x, w, 1e-6, residual, zero_centered_gamma, cast_before_weight_mul)
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
     hidden = int(x.shape[-1])
     rows = x.numel() // hidden
     plans = []
@@ -513,9 +605,8 @@ def explain(
         call = make_call(kind, hidden, x.dtype, w.dtype, residual=residual is not None,
                          zero_centered_gamma=zero_centered_gamma,
                          cast_before_weight_mul=cast_before_weight_mul)
-        decision = decide(call, x.device, rows=rows if rows > 0 else None, backend=backend,
-                          strict=False, deterministic=deterministic)
-        plans.append(_plan(direction, decision, rows, hidden))
+        plans.append(_explain_direction(direction, call, x.device, rows, backend, strict,
+                                        deterministic))
     return Explanation(str(x.device), rows, hidden, plans[0], plans[1])
 
 
@@ -534,7 +625,9 @@ def is_supported(
     """Whether a Cake program (vendored or first-party) serves both directions of the call.
 
     The reference backend always works and does not count, unless forced with
-    ``backend="reference"`` (then True). Never raises for an unsupported combination.
+    ``backend="reference"`` (then True). Never raises for an unsupported combination: a device
+    that does not exist here (``"cuda"`` without CUDA) or a vendored package that cannot be
+    loaded (asked for with ``backend="vendored"``) gives False.
     """
     requested = resolve_backend(backend)
     if requested == "reference":
@@ -549,8 +642,14 @@ def is_supported(
     except (TypeError, RecordError):
         return False
     for call in calls:
-        decision = decide(call, device, rows=None, backend=requested, strict=False,
-                          deterministic=deterministic)
+        try:
+            decision = decide(call, device, rows=None, backend=requested, strict=False,
+                              deterministic=deterministic)
+        except DeviceUnavailableError:
+            return False
+        except VendoredPackageError as exc:
+            _log_once(logging.WARNING, f"miles_ext_kernels: {exc}", ("vendored-problem", str(exc)))
+            return False
         if decision.backend == "reference":
             return False
         if requested != "auto" and decision.backend != requested:

@@ -127,6 +127,82 @@ def test_forced_backends(device, monkeypatch, caplog):
         _decide(w=torch.float32, backend="vendored", strict=True)
 
 
+def test_strict_messages_read_as_sentences(device):
+    with pytest.raises(RMSNormUnsupportedError) as auto:
+        _decide(hidden=100, strict=True)
+    assert "no Cake program serves it" in str(auto.value) and "has no a" not in str(auto.value)
+    with pytest.raises(RMSNormUnsupportedError) as forced:
+        _decide(w=torch.float32, backend="vendored", strict=True)
+    assert "the vendored backend cannot serve it" in str(forced.value)
+    assert "has no the" not in str(forced.value)
+
+
+def _missing_cuda_device() -> str:
+    """A CUDA device name that does not exist here."""
+    if not torch.cuda.is_available():
+        return "cuda"
+    return f"cuda:{torch.cuda.device_count() + 7}"
+
+
+def test_a_missing_cuda_device_is_unsupported_or_a_clear_error():
+    dispatch.clear_caches()
+    missing = _missing_cuda_device()
+    assert is_supported(missing, 4096) is False
+    assert is_supported(torch.device(missing), 4096, backend="first_party") is False
+    if not torch.cuda.is_available():
+        assert is_supported("cuda:0", 4096) is False
+    with pytest.raises(dispatch.DeviceUnavailableError, match=f"'{missing}' is not available"):
+        rmsnorm_workspace(64, missing)
+    with pytest.raises(ValueError, match="is not available"):
+        rmsnorm_workspace_bytes(64, missing)
+
+
+def _forward_error(x, w, **kwargs):
+    try:
+        rmsnorm_forward(x, w, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.parametrize(("x", "w", "kwargs"), [
+    (torch.ones(4, 64, dtype=torch.bfloat16), torch.ones(63), {}),
+    (torch.ones(4, 64, dtype=torch.bfloat16), torch.ones(64, 1), {}),
+    (torch.ones(4, 64, dtype=torch.bfloat16), torch.ones(64),
+     {"residual": torch.ones(3, 64, dtype=torch.bfloat16)}),
+    (torch.ones(4, 64, dtype=torch.int32), torch.ones(64), {}),
+    (torch.ones(4, 64, dtype=torch.bfloat16), torch.ones(64, dtype=torch.int8), {}),
+    (torch.ones(4, 0, dtype=torch.bfloat16), torch.ones(0), {}),
+    (torch.tensor(1.0), torch.ones(1), {}),
+    ("x", torch.ones(64), {}),
+    (torch.ones(4, 64, dtype=torch.bfloat16), torch.ones(64), {"zero_centered_gamma": 1}),
+])
+def test_explain_checks_the_arguments_as_rmsnorm_does(x, w, kwargs):
+    expected = _forward_error(x, w, **kwargs)
+    assert expected is not None
+    with pytest.raises(expected[0]) as info:
+        explain(x, w, **kwargs)
+    assert str(info.value) == expected[1]
+
+
+def test_explain_reports_what_strict_mode_does(monkeypatch):
+    dispatch.clear_caches()
+    x = torch.randn(4, 2048).to(torch.bfloat16)
+    w = torch.ones(2048, dtype=torch.bfloat16)
+    assert explain(x, w).backend == "reference" and not explain(x, w).raises
+    monkeypatch.setenv("MILES_EXT_KERNELS_STRICT", "1")
+    with pytest.raises(RMSNormUnsupportedError):
+        rmsnorm_forward(x, w)
+    text = explain(x, w)
+    assert text.raises and text.backend == "error" and text.backward.backend == "error"
+    assert text.forward.error.startswith("RMSNormUnsupportedError: strict mode")
+    assert "the call raises: RMSNormUnsupportedError" in str(text)
+    assert explain(x, w, strict=False).backend == "reference"
+    assert explain(x, w, backend="reference").backend == "reference"  # never a fallback
+    empty = explain(x[:0], w)  # no rows: the call returns empty outputs, it does not raise
+    assert not empty.raises and rmsnorm_forward(x[:0], w)[0].shape == (0, 2048)
+
+
 def test_nondeterministic_prefers_bwd_nondet(device):
     fp = _decide("bwd", hidden=896, deterministic=False)
     assert fp.route.kind == "bwd_nondet" and fp.route.workspace_module is None

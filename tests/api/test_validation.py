@@ -207,3 +207,16 @@ def test_a_well_formed_workspace_of_any_size_is_ignored_by_the_reference_backend
     got = rmsnorm_backward(*(args[k] for k in ("g", "x", "w", "rstd")),
                            workspace=torch.zeros(3, dtype=torch.uint8))
     assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+
+
+@pytest.mark.parametrize("spelling", ["REFERENCE", " Reference ", "reference"])
+def test_backend_spellings_match_the_environment_variable(spelling, monkeypatch):
+    x = _x()
+    y, _ = rmsnorm_forward(x, _w(), backend=spelling)
+    monkeypatch.setenv("MILES_EXT_KERNELS_RMSNORM_BACKEND", spelling)
+    env_y, _ = rmsnorm_forward(x, _w())
+    assert torch.equal(y, env_y)
+    assert torch.equal(rmsnorm(x, _w(), backend=spelling), y)
+    assert RMSNorm(H, backend=spelling).backend is not None
+    with pytest.raises(ValueError, match="backend must be one of"):
+        rmsnorm_forward(_x(), _w(), backend="ref erence")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from package_trees import (
     UPSTREAM_TABLE,
     vendor_table_layout,
@@ -16,8 +18,9 @@ from package_trees import (
     write_manifest,
 )
 
-from miles_ext_kernels.cake import routing
+from miles_ext_kernels.cake import dispatch, routing
 from miles_ext_kernels.cake.manifest import MANIFEST_NAME, VENDOR_DIR_ENV
+from miles_ext_kernels.cake.ops.rmsnorm import rmsnorm_forward
 from miles_ext_kernels.cake.packages import (
     SUPPORTED_LAYOUTS,
     BuildJsonPackage,
@@ -27,6 +30,7 @@ from miles_ext_kernels.cake.packages import (
     UnsupportedLayoutError,
     UnsupportedRouteError,
     UpstreamTablePackage,
+    VendoredPackageError,
     clear_discovery_cache,
     discover,
     discover_packages,
@@ -289,6 +293,7 @@ def test_discovery_appends_first_party_packages(table_vendor):
 
 # ---------------------------------------------------------------- broken vendored packages
 
+SM100 = (10, 0)
 _UNKNOWN_FILES = {"csrc/x": {"csrc/x/k.cu": b"//\n"}}
 
 
@@ -331,6 +336,65 @@ def test_a_discovery_with_problems_is_not_cached(own_vendor):
     os.utime(manifest, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime, other size
     found = discover(own_vendor, include_first_party=False)
     assert not found.problems and [p.origin for p in found.packages] == ["vendored"]
+
+
+@pytest.fixture()
+def on_fake_sm100(monkeypatch):
+    """The real package discovery on a faked sm_100 device with 148 SMs."""
+    def info(device):
+        return dispatch.DeviceInfo(device=torch.device(device), capability=SM100, sm_count=148)
+
+    dispatch.clear_caches()
+    with dispatch.override(device_info=info):
+        yield
+    dispatch.clear_caches()
+
+
+def _decide(**kwargs):
+    call = dispatch.make_call("fwd", 2048, torch.bfloat16, torch.bfloat16)
+    return dispatch.decide(call, "cpu", rows=64, **kwargs)
+
+
+@pytest.mark.parametrize("how", ["empty-manifest", "custom-layout"])
+def test_dispatch_skips_a_broken_vendored_op_with_one_warning(tmp_path, monkeypatch, caplog,
+                                                              on_fake_sm100, how):
+    monkeypatch.setenv(VENDOR_DIR_ENV, str(_broken_vendor(tmp_path, how)))
+    caplog.set_level(logging.WARNING, logger="miles_ext_kernels")
+    assert _decide().backend == "first_party"
+    assert _decide(backend="first_party").backend == "first_party"
+    assert _decide(backend="reference").backend == "reference"
+    assert _decide(backend="reference", strict=True).backend == "reference"
+    x = torch.randn(4, 64).to(torch.bfloat16)
+    assert dispatch.is_supported("cpu", 2048) and not dispatch.is_supported(
+        "cpu", 2048, backend="vendored")
+    warnings = [r.message for r in caplog.records if "skipping a vendored package" in r.message]
+    assert len(warnings) == 1
+    assert str(tmp_path) in warnings[0] and "tools/vendor_cake.py verify" in warnings[0]
+    assert "MILES_EXT_KERNELS_STRICT=1" in warnings[0]
+    with pytest.raises(VendoredPackageError, match="cannot load") as forced:
+        _decide(backend="vendored")
+    assert forced.value.manifest == tmp_path / "_vendor" / MANIFEST_NAME
+    with pytest.raises(VendoredPackageError, match="tools/vendor_cake.py verify"):
+        _decide(strict=True)
+    monkeypatch.setenv("MILES_EXT_KERNELS_STRICT", "1")
+    with pytest.raises(VendoredPackageError):
+        rmsnorm_forward(x, torch.ones(64, dtype=torch.bfloat16))
+    assert rmsnorm_forward(x, torch.ones(64, dtype=torch.bfloat16), backend="reference")
+
+
+def test_a_drifted_vendored_source_still_fails_closed(own_vendor, monkeypatch, on_fake_sm100):
+    """Drift is no load problem: the op stays routed and its build refuses the edited file."""
+    from miles_ext_kernels.cake.integrity import IntegrityError, verify_module_sources
+
+    monkeypatch.setenv(VENDOR_DIR_ENV, str(own_vendor))
+    decision = _decide()
+    (record,) = decision.route.modules
+    source = own_vendor.joinpath(*record.sources[0].split("/"))
+    source.write_bytes(source.read_bytes() + b"// drift\n")
+    assert not discover(own_vendor).problems
+    assert _decide().backend == "vendored"
+    with pytest.raises(IntegrityError, match=source.name):
+        verify_module_sources(decision.route.package, record)
 
 
 # ---------------------------------------------------------------- build.json adapter
