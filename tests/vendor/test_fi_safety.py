@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -290,3 +291,65 @@ def test_killed_process_is_rolled_back_by_next_run(upstream, vendor, downstream)
 
     assert recover(vendor.vendor_dir) == "rolled back"
     assert snapshot(vendor.vendor_dir) == {k: v for k, v in before.items()}
+
+
+def _dir_at(vdir: Path, rel: str, inner: str = "x") -> None:
+    """Replace the vendored file ``rel`` with a directory holding one file nobody owns."""
+    (vdir / rel).unlink()
+    (vdir / rel).mkdir()
+    (vdir / rel / inner).parent.mkdir(parents=True, exist_ok=True)
+    (vdir / rel / inner).write_bytes(b"precious\n")
+
+
+def _file_at(vdir: Path, rel: str) -> None:
+    """Replace the vendored directory ``rel`` with a file nobody owns."""
+    shutil.rmtree(vdir / rel)
+    (vdir / rel).write_bytes(b"precious\n")
+
+
+def _link_at(vdir: Path, rel: str) -> None:
+    """Replace the vendored directory ``rel`` with a symlink to a copy outside the vendor dir."""
+    outside = vdir.parents[3] / "outside"
+    shutil.copytree(vdir / rel, outside, symlinks=True)
+    shutil.rmtree(vdir / rel)
+    (vdir / rel).symlink_to(outside)
+
+
+@pytest.mark.parametrize("mess, blockers", [
+    (lambda v: _dir_at(v, "LICENSE"), ["LICENSE/x"]),
+    (lambda v: _dir_at(v, "pkg/a.txt", "deeper/y"), ["pkg/a.txt/deeper/y"]),
+    (lambda v: _dir_at(v, "pkg/a.txt", "__pycache__/a.pyc"), ["pkg/a.txt/__pycache__/a.pyc"]),
+    (lambda v: _file_at(v, "pkg/sub/deep"), ["pkg/sub/deep"]),
+    (lambda v: _link_at(v, "pkg/sub"), ["pkg/sub"]),
+    (lambda v: _dir_at(v, ".gitattributes"), [".gitattributes"]),
+])
+def test_unowned_shapes_in_wanted_paths_refused_even_with_force(upstream, vendor, mess,
+                                                                 blockers):
+    commit = upstream.commit(BASE_FILES)
+    vendor(commit)
+    mess(vendor.vendor_dir)
+    dry = vendor(commit, dry_run=True)
+    assert dry.plan.unowned_in_the_way == blockers
+    for force in (False, True):
+        error = _refused(vendor, commit, "nobody owns", force=force)
+        assert error.details == blockers
+
+
+def test_owned_path_turned_directory_is_left_alone_when_the_op_drops_it(upstream, vendor):
+    first = upstream.commit(BASE_FILES)
+    vendor(first)
+    _dir_at(vendor.vendor_dir, "pkg/a.txt")
+    dropped = {k: v for k, v in BASE_FILES.items() if k != "flashinfer/pkg/a.txt"}
+    vendor(upstream.commit(dropped, parent=first), force=True)
+    assert (vendor.vendor_dir / "pkg/a.txt/x").read_bytes() == b"precious\n"
+    report = verify_files(vendor.vendor_dir, load_manifest(vendor.vendor_dir))
+    assert report.extra == ("pkg/a.txt/x",)
+
+
+def test_directory_of_another_op_in_a_wanted_path_is_named(upstream, vendor):
+    first = upstream.commit(BASE_FILES)
+    vendor(first, op="other", packages=("flashinfer/second",))
+    clash = upstream.commit({**BASE_FILES, "flashinfer/second": b"a file now\n"}, parent=first)
+    error = _refused(vendor, clash, "another op", op="demo", packages=("flashinfer/second",),
+                     force=True)
+    assert error.details == ["second/s.txt"]

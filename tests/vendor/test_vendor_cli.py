@@ -115,3 +115,17 @@ def test_status(vendored, downstream):
     status = json.loads(_invoke("status", "--root", str(downstream), "--json").output)
     assert status["ops"]["demo"]["clean"] is False
     assert status["ops"]["demo"]["drift"]["modified"] == ["pkg/a.txt"]
+
+
+def test_fi_dry_run_names_what_stops_the_run(vendored, downstream, upstream):
+    (vendored / "LICENSE").unlink()
+    (vendored / "LICENSE").mkdir()
+    (vendored / "LICENSE/x").write_bytes(b"precious\n")
+    commit = load_manifest(vendored).ops["demo"].commit
+    base = ["fi", "--root", str(downstream), "--checkout", str(upstream.path), "--commit",
+            commit, "--op", "demo", "--package", "flashinfer/pkg"]
+    dry = _invoke(*base, "--dry-run")
+    assert "refuse LICENSE/x (nobody owns it" in dry.output
+    forced = _invoke(*base, "--force")
+    assert forced.exit_code == 2 and "LICENSE/x" in forced.output
+    assert (vendored / "LICENSE/x").read_bytes() == b"precious\n"

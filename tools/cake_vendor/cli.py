@@ -106,10 +106,25 @@ def fi_command(checkout, commit, op, packages, dry_run, force, as_json, root) ->
                 click.echo(f"  {kind:<6} {path}")
         if summary["manifest_changed"]:
             click.echo(f"  {verb} update VENDORED.json")
+        _print_blockers(summary)
         if not result.plan.changes_anything:
             click.echo("  up to date: nothing changed")
     if dry_run and result.plan.changes_anything:
         sys.exit(EXIT_DRIFT)
+
+
+_BLOCKERS = (
+    ("unowned_in_the_way", "refuse", "nobody owns it; move it away"),
+    ("owned_by_other_ops", "refuse", "another op owns it with different content"),
+    ("local_edits", "edited", "edited locally; --force overwrites it"),
+)
+
+
+def _print_blockers(summary: dict) -> None:
+    """List what stops (or, with --force, is overwritten by) a run; only a dry run gets here."""
+    for key, label, why in _BLOCKERS:
+        for path in summary[key]:
+            click.echo(f"  {label:<6} {path} ({why})")
 
 
 def _print_drift(report: dict, kinds: tuple[str, ...]) -> None:

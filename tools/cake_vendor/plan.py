@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,7 +12,6 @@ from miles_ext_kernels.cake.manifest import (
     Manifest,
     disk_path,
     git_blob_id,
-    list_vendor_files,
     read_vendored,
 )
 
@@ -78,6 +79,71 @@ def _matches(state: tuple[str, str] | None, entry: FileEntry) -> bool:
     return state is not None and state == (entry.blob, entry.mode)
 
 
+def _lstat_kind(path: Path) -> str | None:
+    """``dir`` (a real directory), ``other`` (file, symlink, ...) or None when absent."""
+    try:
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
+def entries_below(vendor_dir: Path, rel: str) -> list[str]:
+    """Every non-directory entry below the directory ``rel``, caches and symlinks included.
+
+    Symlinks to directories are entries (never followed); empty directories are not.
+    """
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(disk_path(vendor_dir, rel)):
+        base = Path(dirpath)
+        linked = [d for d in dirnames if (base / d).is_symlink()]
+        dirnames[:] = [d for d in dirnames if d not in linked]
+        for name in [*filenames, *linked]:
+            found.append((base / name).relative_to(vendor_dir).as_posix())
+    return sorted(found)
+
+
+def _non_directory_ancestor(vendor_dir: Path, rel: str) -> str | None:
+    """The first ancestor of ``rel`` on disk that is not a real directory (file, symlink)."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        prefix = "/".join(parts[:depth])
+        kind = _lstat_kind(disk_path(vendor_dir, prefix))
+        if kind is None:
+            return None
+        if kind == "other":
+            return prefix
+    return None
+
+
+def _occupants(vendor_dir: Path, rel: str) -> list[str]:
+    """What stands on disk where the file ``rel`` must go and would be moved away for it.
+
+    A non-directory ancestor, or everything inside a directory at ``rel``; [] otherwise.
+    """
+    ancestor = _non_directory_ancestor(vendor_dir, rel)
+    if ancestor is not None:
+        return [ancestor]
+    if _lstat_kind(disk_path(vendor_dir, rel)) == "dir":
+        return entries_below(vendor_dir, rel)
+    return []
+
+
+def _record_blockers(
+    plan: Plan, occupants: list[str], leaving: set[str], other_files: dict[str, FileEntry]
+) -> bool:
+    """File occupants this run does not delete as blockers; True when there was any."""
+    blocked = False
+    for path in occupants:
+        if path in leaving:
+            continue
+        target = plan.owned_by_other_ops if path in other_files else plan.unowned_in_the_way
+        if path not in target:
+            target.append(path)
+        blocked = True
+    return blocked
+
+
 def make_plan(
     vendor_dir: Path,
     op: str,
@@ -102,11 +168,11 @@ def make_plan(
     leaving = set(old_op_files) - set(desired) - set(other_files)
     for rel in sorted(desired):
         entry, data = desired[rel]
+        if _record_blockers(plan, _occupants(vendor_dir, rel), leaving, other_files):
+            continue  # never move away what the manifest does not own
         state = _disk_state(vendor_dir, rel, object_format)
         if state is not None and state[1] == "040000":
-            inside = list_vendor_files(vendor_dir, [rel])
-            if all(p in leaving for p in inside):
-                state = None  # a directory this run empties and removes
+            state = None  # a directory this run empties and removes
         other = other_files.get(rel)
         if other is not None and (other.blob, other.mode) != (entry.blob, entry.mode):
             plan.owned_by_other_ops.append(rel)
@@ -131,15 +197,20 @@ def make_plan(
     for rel in sorted(set(old_op_files) - set(desired)):
         if rel in other_files:
             continue  # still owned by another op: only this op's ownership goes
+        if _non_directory_ancestor(vendor_dir, rel) is not None:
+            continue  # the path now runs through something nobody owns: nothing of ours there
         state = _disk_state(vendor_dir, rel, object_format)
-        if state is None:
-            continue
+        if state is None or state[1] == "040000":
+            continue  # gone, or a directory now: its contents are not ours to delete
         if not _matches(state, old_op_files[rel]):
             plan.local_edits.append(rel)
         plan.changes.append(Change(rel, DELETE))
 
     for name in sorted(tool_files):
         path = vendor_dir / name
+        if _lstat_kind(path) is not None and (path.is_symlink() or not path.is_file()):
+            _record_blockers(plan, [name], set(), {})
+            continue
         current = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         if current != tool_files[name]:
             kind = ADD if current is None else UPDATE
