@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -9,11 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import BASE_FILES
 from filelock import FileLock
 from upstream_repos import FixtureRepo, snapshot
 
 import cake_vendor.api as api
+import cake_vendor.apply as apply_module
+from cake_vendor.cli import main
 from cake_vendor.errors import VendorError
 from miles_ext_kernels.cake.manifest import load_manifest, verify_files
 
@@ -353,3 +357,50 @@ def test_directory_of_another_op_in_a_wanted_path_is_named(upstream, vendor):
     error = _refused(vendor, clash, "another op", op="demo", packages=("flashinfer/second",),
                      force=True)
     assert error.details == ["second/s.txt"]
+
+
+@pytest.mark.parametrize("journal, why", [
+    (b"{bad", "unreadable"),
+    (b'{"entries": [], "creates": [], "manifest_before": null}', "'manifest_after'"),
+    (b'[1, 2]', "not a JSON object"),
+    (b'{"entries": [{"path": "../../x", "staged": null, "backup": "0"}], "creates": [], '
+     b'"manifest_before": null, "manifest_after": "0"}', "not a safe relative path"),
+    (None, "no journal.json"),
+])
+def test_unreadable_journal_stops_fi_and_keeps_the_backup(upstream, vendor, downstream,
+                                                          journal, why):
+    commit = upstream.commit(BASE_FILES)
+    vendor(commit)
+    txn = vendor.vendor_dir / ".vendor-txn"
+    (txn / "old").mkdir(parents=True)
+    (txn / "old/0").write_bytes(b"the only copy of a replaced file\n")
+    if journal is not None:
+        (txn / "journal.json").write_bytes(journal)
+    error = _refused(vendor, commit, "cannot be rolled back")
+    assert why in str(error) and "old" in str(error) and "remove" in str(error)
+    assert error.exit_code == 2
+    status = _status_json(downstream)
+    assert status["pending_transaction"] and "cannot be rolled back" in status[
+        "transaction_problem"]
+
+
+def _status_json(downstream: Path) -> dict:
+    """``status --json`` of ``downstream`` through the CLI."""
+    result = CliRunner().invoke(main, ["status", "--root", str(downstream), "--json"])
+    return json.loads(result.output)
+
+
+def test_journal_is_written_atomically(upstream, vendor, monkeypatch):
+    first = upstream.commit(BASE_FILES)
+    vendor(first)
+    second = upstream.commit({**BASE_FILES, "flashinfer/pkg/a.txt": b"v2\n"}, parent=first)
+    replaced: list[str] = []
+    real_replace = apply_module.os.replace
+
+    def spy(src, dst):
+        replaced.append(Path(dst).name)
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(apply_module.os, "replace", spy)
+    vendor(second)
+    assert replaced[0] == "journal.json"

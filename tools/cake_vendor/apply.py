@@ -3,8 +3,9 @@
 Protocol (everything under ``<vendor>/.vendor-txn/``, so on the same filesystem):
 
 1. stage every new file as ``new/<n>`` (symlinks as symlinks, exec bits set);
-2. write ``journal.json``: each path with its staged and backup names, the directories the
-   swap will create, and the sha256 of the manifest before and after;
+2. write ``journal.json`` atomically (temp file, fsync, ``os.replace``): each path with its
+   staged and backup names, the directories the swap will create, and the sha256 of the
+   manifest before and after;
 3. move every file to be replaced or deleted to ``old/<n>``, remove directories that became
    empty, move every staged file into place;
 4. run the post-swap check (downstream ``.gitattributes`` / ignore rules);
@@ -12,7 +13,8 @@ Protocol (everything under ``<vendor>/.vendor-txn/``, so on the same filesystem)
    the transaction directory.
 
 A failure before step 5 rolls everything back from the journal; so does the next run when the
-process died (power loss aside: files are not fsynced one by one, the manifest is).
+process died (power loss aside: files are not fsynced one by one, the manifest is). A journal
+that cannot be interpreted stops the run with a :class:`VendorError` and nothing is touched.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from miles_ext_kernels.cake.manifest import (
 )
 
 from .errors import VendorError
+from .paths import path_problem
 from .plan import DELETE, Plan
 
 FaultHook = Callable[[str], None]
@@ -126,7 +129,7 @@ def apply_plan(
             "manifest_before": _sha256_of(manifest_path),
             "manifest_after": hashlib.sha256(plan.manifest_bytes).hexdigest(),
         }
-        (txn / JOURNAL).write_text(json.dumps(journal, sort_keys=True), encoding="utf-8")
+        write_journal(txn, journal)
         fault("journal")
         for entry in entries:
             dest = disk_path(vendor_dir, entry["path"])
@@ -176,12 +179,95 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def write_journal(txn: Path, journal: dict) -> None:
+    """Write ``journal.json`` atomically: a temp file, fsync, ``os.replace``, fsync the dir."""
+    temp = txn / (JOURNAL + ".tmp")
+    with open(temp, "wb") as handle:
+        handle.write(json.dumps(journal, sort_keys=True).encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, txn / JOURNAL)
+    _fsync_dir(txn)
+
+
+def _entry_problem(entry: object) -> str | None:
+    """Why one journal entry cannot be trusted, or None."""
+    if not isinstance(entry, dict):
+        return "an entry is not an object"
+    path, staged, backup = entry.get("path"), entry.get("staged"), entry.get("backup")
+    if not isinstance(path, str) or path_problem(path):
+        return f"entry path {path!r} is not a safe relative path"
+    if staged is not None and not (isinstance(staged, str) and staged.isdigit()):
+        return f"entry {path!r}: staged name {staged!r} is not a number"
+    if not (isinstance(backup, str) and backup.isdigit()):
+        return f"entry {path!r}: backup name {backup!r} is not a number"
+    return None
+
+
+def _journal_problem(journal: object) -> str | None:
+    """Why a parsed journal cannot be trusted to roll back from, or None."""
+    if not isinstance(journal, dict):
+        return "not a JSON object"
+    missing = [k for k in ("entries", "creates", "manifest_before", "manifest_after")
+               if k not in journal]
+    if missing:
+        return f"missing key {missing[0]!r}"
+    if not isinstance(journal["entries"], list):
+        return "'entries' is not a list"
+    for entry in journal["entries"]:
+        problem = _entry_problem(entry)
+        if problem:
+            return problem
+    creates = journal["creates"]
+    if not isinstance(creates, list) or any(
+        not isinstance(c, str) or path_problem(c) for c in creates
+    ):
+        return "'creates' is not a list of safe relative paths"
+    if not isinstance(journal["manifest_after"], str):
+        return "'manifest_after' is not a string"
+    if not isinstance(journal["manifest_before"], (str, type(None))):
+        return "'manifest_before' is not a string or null"
+    return None
+
+
+def _stuck(txn: Path, why: str) -> VendorError:
+    """The error for a pending transaction the tool cannot interpret (it touches nothing)."""
+    return VendorError(
+        f"{txn}: an interrupted run left a transaction that cannot be rolled back ({why}). "
+        "Nothing was changed; the vendor directory may be half updated. The files the run "
+        f"replaced or deleted are in {txn / 'old'}, the new ones in {txn / 'new'}. Run `verify` "
+        f"to see which vendored files differ from {MANIFEST_NAME}, put the right ones back by "
+        f"hand from {txn / 'old'}, then remove {txn} and run `fi` again"
+    )
+
+
+def read_journal(txn: Path) -> dict | None:
+    """The journal of the pending transaction ``txn``; None when nothing was swapped yet.
+
+    Raises :class:`VendorError` (and deletes nothing) when the journal is unreadable,
+    malformed, or absent while backups exist.
+    """
+    journal_path = txn / JOURNAL
+    if not os.path.lexists(journal_path):
+        old = txn / "old"
+        if old.is_dir() and any(old.iterdir()):
+            raise _stuck(txn, f"backups in {old} but no {JOURNAL}")
+        return None
+    try:
+        journal = json.loads(journal_path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _stuck(txn, f"{JOURNAL} is unreadable: {exc}") from exc
+    problem = _journal_problem(journal)
+    if problem:
+        raise _stuck(txn, f"{JOURNAL}: {problem}")
+    return journal
+
+
 def rollback(vendor_dir: Path) -> None:
     """Undo a pending transaction from its journal (no journal: nothing was swapped yet)."""
     txn = vendor_dir / TXN_DIR_NAME
-    journal_path = txn / JOURNAL
-    if journal_path.is_file():
-        journal = json.loads(journal_path.read_text(encoding="utf-8"))
+    journal = read_journal(txn)
+    if journal is not None:
         entries = list(reversed(journal["entries"]))
         for entry in entries:  # 1. take placed files back out
             staged = entry["staged"]
@@ -208,9 +294,8 @@ def recover(vendor_dir: Path) -> str | None:
     txn = vendor_dir / TXN_DIR_NAME
     if not txn.exists():
         return None
-    journal_path = txn / JOURNAL
-    if journal_path.is_file():
-        journal = json.loads(journal_path.read_text(encoding="utf-8"))
+    journal = read_journal(txn)
+    if journal is not None:
         current = _sha256_of(vendor_dir / MANIFEST_NAME)
         if current == journal["manifest_after"] and current != journal["manifest_before"]:
             shutil.rmtree(txn, ignore_errors=True)

@@ -183,8 +183,11 @@ def status_command(as_json, root) -> None:
     up = status["upstream"]
     click.echo(f"{vendor_dir}: upstream {up['name']} {up['url'] or '(no url)'} "
                f"[{up['object_format']}]")
-    if status["pending_transaction"]:
-        click.echo("  an interrupted run left a transaction; the next `fi` rolls it back")
+    if status["transaction_problem"]:
+        click.echo(f"  {status['transaction_problem']}")
+    elif status["pending_transaction"]:
+        click.echo("  an interrupted run left a transaction; the next `fi` rolls it back "
+                   "(or completes it when its manifest was already written)")
     for name, op in status["ops"].items():
         state = "clean" if op["clean"] else "DRIFT (run verify)"
         click.echo(f"  {name}: {op['commit']} (ref {op['ref']}, layout {op['layout']}, "

@@ -14,6 +14,7 @@ from miles_ext_kernels.cake.manifest import (
     verify_files,
 )
 
+from .apply import read_journal
 from .errors import VendorError
 
 
@@ -37,6 +38,19 @@ def verify_vendor(vendor_dir: Path) -> VerifyReport:
         return verify_files(vendor_dir, manifest)
     except OSError as exc:
         raise VendorError(f"{vendor_dir}: cannot read vendored files ({exc})") from exc
+
+
+def transaction_problem(vendor_dir: Path) -> str | None:
+    """Why ``fi`` cannot roll back the pending transaction of ``vendor_dir``; None when it can
+    (or when there is none)."""
+    txn = vendor_dir / TXN_DIR_NAME
+    if not txn.exists():
+        return None
+    try:
+        read_journal(txn)
+    except VendorError as exc:
+        return str(exc)
+    return None
 
 
 def vendor_status(vendor_dir: Path) -> dict:
@@ -63,5 +77,6 @@ def vendor_status(vendor_dir: Path) -> dict:
             "object_format": manifest.upstream.object_format,
         },
         "pending_transaction": (vendor_dir / TXN_DIR_NAME).exists(),
+        "transaction_problem": transaction_problem(vendor_dir),
         "ops": ops,
     }
