@@ -404,3 +404,23 @@ def test_journal_is_written_atomically(upstream, vendor, monkeypatch):
     monkeypatch.setattr(apply_module.os, "replace", spy)
     vendor(second)
     assert replaced[0] == "journal.json"
+
+
+def _drop_object(upstream: FixtureRepo, oid: str) -> None:
+    """Delete one loose object from the fixture upstream (a corrupt or shallow checkout)."""
+    (upstream.path / ".git/objects" / oid[:2] / oid[2:]).unlink()
+
+
+@pytest.mark.parametrize("path", ["flashinfer/pkg/a.txt", "flashinfer/pkg/sub/deep",
+                                  "flashinfer/pkg"])
+def test_missing_upstream_object_is_a_clear_error(upstream, vendor, downstream, path):
+    commit = upstream.commit(BASE_FILES)
+    vendor(commit)
+    oid = upstream.repo.git.rev_parse(f"{commit}:{path}")
+    _drop_object(upstream, oid)
+    for dry_run in (True, False):
+        error = _refused(vendor, commit, "corrupt or shallow", dry_run=dry_run)
+        assert oid in str(error) and "fsck" in str(error) and str(upstream.path) in str(error)
+    audit = CliRunner().invoke(main, ["audit", "--root", str(downstream), "--checkout",
+                                      str(upstream.path)])
+    assert audit.exit_code == 2 and "corrupt or shallow" in audit.output and oid in audit.output

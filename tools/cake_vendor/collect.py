@@ -19,6 +19,8 @@ from miles_ext_kernels.cake.manifest import (
 from .errors import VendorError
 from .paths import component_problem, symlink_problem, vendored_path_for
 
+#: What GitPython raises when an object the commit names is not in the object database.
+GIT_READ_ERRORS = (ValueError, git.GitCommandError, git.BadObject, git.BadName)
 LFS_SIGNATURE = b"version https://git-lfs.github.com/spec/"
 LFS_POINTER_MAX_BYTES = 1024
 GITLINK_MODE = 0o160000
@@ -58,12 +60,33 @@ class _PendingBlob:
     blob: git.Blob
 
 
+def unreadable_object(repo: git.Repo, oid: str, path: str, exc: Exception) -> VendorError:
+    """The error for an object of the upstream checkout that cannot be read."""
+    checkout = repo.working_tree_dir or repo.git_dir
+    return VendorError(
+        f"--checkout {str(checkout)!r}: object {oid} ({path}) cannot be read: the checkout is "
+        f"corrupt or shallow; run `git -C {checkout} fsck` and fetch the missing objects "
+        f"({exc})"
+    )
+
+
+def read_object(obj: git.Blob | git.Tree, path: str) -> bytes:
+    """Raw bytes of a blob or tree; a clear error when the object database lacks it."""
+    try:
+        return obj.data_stream.read()
+    except GIT_READ_ERRORS as exc:
+        raise unreadable_object(obj.repo, obj.hexsha, path or "the root tree", exc) from exc
+
+
 def lookup(tree: git.Tree, path: str) -> git.objects.base.Object | None:
     """The object at ``path`` in ``tree`` (tree, blob or submodule), or None."""
     try:
         return tree / path
     except KeyError:
         return None
+    except GIT_READ_ERRORS as exc:
+        raise unreadable_object(tree.repo, tree.hexsha, f"a tree on the way to {path}", exc) \
+            from exc
 
 
 def nearest_paths(tree: git.Tree, path: str, limit: int = 6) -> list[str]:
@@ -77,7 +100,10 @@ def nearest_paths(tree: git.Tree, path: str, limit: int = 6) -> list[str]:
             break
         current = child
         prefix.append(part)
-    names = [item.name for item in current]
+    try:
+        names = [item.name for item in current]
+    except GIT_READ_ERRORS:
+        return []  # the caller's error stands; this is only a hint
     wanted = parts[len(prefix)] if len(prefix) < len(parts) else parts[-1]
     close = difflib.get_close_matches(wanted, names, n=limit, cutoff=0.3)
     chosen = close or sorted(names)[:limit]
@@ -113,7 +139,7 @@ def tree_entries(data: bytes, id_len: int = 20) -> list[tuple[bytes, int, str]]:
 
 def _walk(tree: git.Tree, problems: list[str]) -> Iterator[_PendingBlob]:
     """Yield every blob below ``tree`` from its raw entries (names checked before any use)."""
-    entries = tree_entries(tree.data_stream.read())
+    entries = tree_entries(read_object(tree, tree.path))
     for binsha, mode, name in entries:
         path = f"{tree.path}/{name}" if tree.path else name
         problem = component_problem(name)
@@ -184,7 +210,7 @@ def collect_packages(
 
 
 def _read_blob(package: CollectedPackage, item: _PendingBlob, problems: list[str]) -> CollectedFile:
-    data = item.blob.data_stream.read()
+    data = read_object(item.blob, item.upstream_path)
     if git_blob_id(data) != item.blob.hexsha:
         raise VendorError(
             f"{item.upstream_path}: object database returned bytes that do not hash to "
