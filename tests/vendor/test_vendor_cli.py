@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import BASE_FILES
+from upstream_repos import FixtureRepo
 
 from cake_vendor.cli import main
 from miles_ext_kernels.cake.manifest import MANIFEST_NAME, dump_manifest, load_manifest
@@ -129,3 +130,19 @@ def test_fi_dry_run_names_what_stops_the_run(vendored, downstream, upstream):
     forced = _invoke(*base, "--force")
     assert forced.exit_code == 2 and "LICENSE/x" in forced.output
     assert (vendored / "LICENSE/x").read_bytes() == b"precious\n"
+
+
+def test_audit_blames_the_recorded_commit_not_a_flag(vendored, downstream, tmp_path):
+    other = FixtureRepo(tmp_path / "other-upstream")
+    other.commit({"x.txt": b"another repository\n"})
+    commit = load_manifest(vendored).ops["demo"].commit
+    wrong = _invoke("audit", "--root", str(downstream), "--checkout", str(other.path))
+    assert wrong.exit_code == 2 and "--commit" not in wrong.output
+    assert f"VENDORED.json ops.demo.commit '{commit}' is not in the checkout" in wrong.output
+    assert "wrong checkout or shallow clone" in wrong.output
+    raw = json.loads((vendored / MANIFEST_NAME).read_bytes())
+    raw["ops"]["demo"]["commit"] = "-x"
+    (vendored / MANIFEST_NAME).write_text(json.dumps(raw))
+    edited = _invoke("audit", "--root", str(downstream), "--checkout", str(other.path))
+    assert edited.exit_code == 2 and "--commit" not in edited.output
+    assert "VENDORED.json ops.demo.commit '-x' is not a full commit id" in edited.output

@@ -5,10 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from miles_ext_kernels.cake.manifest import disk_path, git_blob_id, read_vendored, verify_files
+from miles_ext_kernels.cake.manifest import (
+    MANIFEST_NAME,
+    disk_path,
+    git_blob_id,
+    read_vendored,
+    verify_files,
+)
 
 from .collect import collect_packages, lookup
-from .errors import VendorError
 from .gitsource import UpstreamRepo
 from .verify import require_manifest
 
@@ -52,9 +57,7 @@ def audit_vendor(vendor_dir: Path, checkout: Path) -> AuditReport:
     fmt = manifest.upstream.object_format
     with UpstreamRepo(checkout) as repo:
         for name, op in manifest.ops.items():
-            resolved = repo.resolve(op.commit)
-            if resolved.hexsha != op.commit:
-                raise VendorError(f"{name}: recorded commit {op.commit} is not a full commit id")
+            resolved = repo.resolve_recorded(op.commit, f"{MANIFEST_NAME} ops.{name}.commit")
             if resolved.tree_id != op.tree:
                 report.add("commit", name, f"tree {op.tree} recorded, upstream {resolved.tree_id}")
             recorded = op.files()

@@ -105,6 +105,24 @@ class UpstreamRepo:
             ) from exc
         return ResolvedCommit(ref=ref, hexsha=full, commit=self.repo.commit(full))
 
+    def resolve_recorded(self, oid: str, where: str) -> ResolvedCommit:
+        """Resolve a full commit id recorded in VENDORED.json; ``where`` names its field."""
+        id_len = 64 if self.object_format == "sha256" else 40
+        if not (isinstance(oid, str) and len(oid) == id_len and _HEX.match(oid)):
+            raise VendorError(
+                f"{where} {oid!r} is not a full commit id ({id_len} hex digits); was "
+                "VENDORED.json edited by hand? Re-vendor the op with `fi`"
+            )
+        try:
+            full = self.repo.git.rev_parse("--verify", "--end-of-options",
+                                           f"{oid}^{{commit}}").strip()
+        except git.GitCommandError as exc:
+            raise VendorError(
+                f"{where} {oid!r} is not in the checkout {str(self.path)!r} (wrong checkout "
+                "or shallow clone? fetch it, or pass --checkout of the upstream it came from)"
+            ) from exc
+        return ResolvedCommit(ref=oid, hexsha=full, commit=self.repo.commit(full))
+
     def candidates(self, prefix: str) -> list[str]:
         """Every object whose id starts with ``prefix``: ``<id> <type> [subject]``."""
         try:
