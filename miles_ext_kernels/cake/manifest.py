@@ -231,12 +231,51 @@ def dump_manifest(manifest: Manifest) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def _require(mapping: dict, key: str, kind: type | tuple[type, ...], where: str):
-    if not isinstance(mapping, dict) or key not in mapping:
+PACKAGE_ROLES = frozenset({"source", "license"})
+PACKAGE_TYPES = frozenset({"tree", "blob"})
+_MISSING = object()
+
+
+def _type_names(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {dict: "an object", list: "a list", str: "a string", int: "an integer"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _require_object(value: object, where: str) -> dict:
+    """``value`` when it is a JSON object; else a ManifestError saying so."""
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _require(mapping: object, key: str, kind: type | tuple[type, ...], where: str):
+    value = _require_object(mapping, where).get(key, _MISSING)
+    if value is _MISSING:
         raise ManifestError(f"{where}: missing key {key!r}")
-    value = mapping[key]
-    if not isinstance(value, kind):
-        raise ManifestError(f"{where}.{key}: expected {kind}, got {type(value).__name__}")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ManifestError(
+            f"{where}.{key}: expected {_type_names(kind)}, got {type(value).__name__}"
+        )
+    return value
+
+
+def _require_path(mapping: dict, key: str, where: str) -> str:
+    """A string field that must be a safe relative POSIX path."""
+    value = _require(mapping, key, str, where)
+    _check_relative_path(value, f"{where}.{key}")
+    return value
+
+
+def _require_choice(mapping: dict, key: str, choices: frozenset[str], where: str,
+                    default: str | None = None) -> str:
+    """A string field restricted to ``choices`` (``default`` when absent, if given)."""
+    if default is not None and key not in mapping:
+        return default
+    value = _require(mapping, key, str, where)
+    if value not in choices:
+        raise ManifestError(f"{where}.{key}: {value!r} is not one of {sorted(choices)}")
     return value
 
 
@@ -265,8 +304,58 @@ def _check_relative_path(path: str, where: str) -> None:
         raise ManifestError(f"{where}: unsafe path {path!r}")
 
 
-def manifest_from_dict(raw: dict, source: str = MANIFEST_NAME) -> Manifest:
+def _parse_license(raw: object, where: str) -> LicenseEntry | None:
+    """The ``license`` of an op (None when null)."""
+    if raw is None:
+        return None
+    files = _require(raw, "files", list, where)
+    for index, path in enumerate(files):
+        if not isinstance(path, str):
+            raise ManifestError(
+                f"{where}.files[{index}]: expected a string, got {type(path).__name__}"
+            )
+        _check_relative_path(path, f"{where}.files[{index}]")
+    return LicenseEntry(spdx=_require(raw, "spdx", str, where), files=tuple(files))
+
+
+def _parse_package(raw: object, where: str) -> PackageEntry:
+    """One entry of an op's ``packages``."""
+    raw = _require_object(raw, where)
+    files = {
+        path: _parse_file(path, raw_file, f"{where}.files[{path!r}]")
+        for path, raw_file in _require(raw, "files", dict, where).items()
+    }
+    return PackageEntry(
+        upstream_path=_require_path(raw, "upstream_path", where),
+        vendored_path=_require_path(raw, "vendored_path", where),
+        object_id=_require(raw, "object_id", str, where),
+        type=_require_choice(raw, "type", PACKAGE_TYPES, where),
+        role=_require_choice(raw, "role", PACKAGE_ROLES, where, default="source"),
+        files=files,
+    )
+
+
+def _parse_op(raw: object, where: str) -> OpEntry:
+    """One entry of ``ops``."""
+    raw = _require_object(raw, where)
+    packages = tuple(
+        _parse_package(raw_pkg, f"{where}.packages[{index}]")
+        for index, raw_pkg in enumerate(_require(raw, "packages", list, where))
+    )
+    return OpEntry(
+        ref=_require(raw, "ref", str, where),
+        commit=_require(raw, "commit", str, where),
+        tree=_require(raw, "tree", str, where),
+        tool_version=_require(raw, "tool_version", str, where),
+        layout=_require(raw, "layout", str, where),
+        license=_parse_license(raw.get("license"), f"{where}.license"),
+        packages=packages,
+    )
+
+
+def manifest_from_dict(raw: object, source: str = MANIFEST_NAME) -> Manifest:
     """Build a :class:`Manifest` from its JSON form, validating the schema."""
+    raw = _require_object(raw, source)
     schema = _require(raw, "schema", int, source)
     if schema != SCHEMA_VERSION:
         raise ManifestError(
@@ -283,42 +372,10 @@ def manifest_from_dict(raw: dict, source: str = MANIFEST_NAME) -> Manifest:
     )
     if upstream.object_format not in _OBJECT_FORMATS:
         raise ManifestError(f"{source}.upstream.object_format: {upstream.object_format!r} unknown")
-    ops: dict[str, OpEntry] = {}
-    for name, raw_op in _require(raw, "ops", dict, source).items():
-        where = f"{source}.ops.{name}"
-        raw_license = raw_op.get("license") if isinstance(raw_op, dict) else None
-        license_entry = None
-        if raw_license is not None:
-            license_entry = LicenseEntry(
-                spdx=_require(raw_license, "spdx", str, f"{where}.license"),
-                files=tuple(_require(raw_license, "files", list, f"{where}.license")),
-            )
-        packages = []
-        for index, raw_pkg in enumerate(_require(raw_op, "packages", list, where)):
-            pwhere = f"{where}.packages[{index}]"
-            files = {
-                path: _parse_file(path, raw_file, f"{pwhere}.files[{path!r}]")
-                for path, raw_file in _require(raw_pkg, "files", dict, pwhere).items()
-            }
-            packages.append(
-                PackageEntry(
-                    upstream_path=_require(raw_pkg, "upstream_path", str, pwhere),
-                    vendored_path=_require(raw_pkg, "vendored_path", str, pwhere),
-                    object_id=_require(raw_pkg, "object_id", str, pwhere),
-                    type=_require(raw_pkg, "type", str, pwhere),
-                    role=raw_pkg.get("role", "source"),
-                    files=files,
-                )
-            )
-        ops[name] = OpEntry(
-            ref=_require(raw_op, "ref", str, where),
-            commit=_require(raw_op, "commit", str, where),
-            tree=_require(raw_op, "tree", str, where),
-            tool_version=_require(raw_op, "tool_version", str, where),
-            layout=_require(raw_op, "layout", str, where),
-            license=license_entry,
-            packages=tuple(packages),
-        )
+    ops = {
+        name: _parse_op(raw_op, f"{source}.ops.{name}")
+        for name, raw_op in _require(raw, "ops", dict, source).items()
+    }
     return Manifest(upstream=upstream, ops=ops, schema=schema)
 
 

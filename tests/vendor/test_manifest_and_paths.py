@@ -41,11 +41,34 @@ def test_dump_is_canonical_and_round_trips(tmp_path):
     (lambda r: r["ops"]["demo"]["packages"][0]["files"].update(
         {"../x": r["ops"]["demo"]["packages"][0]["files"]["pkg/a.txt"]}), "unsafe path"),
     (lambda r: r["ops"]["demo"].pop("commit"), "missing key 'commit'"),
+    (lambda r: _package(r).update(vendored_path="../../.."),
+     r"packages\[0\]\.vendored_path: unsafe path '\.\./\.\./\.\.'"),
+    (lambda r: _package(r).update(upstream_path="/etc"), r"upstream_path: unsafe path '/etc'"),
+    (lambda r: r.update(schema=True), "schema: expected an integer, got bool"),
+    (lambda r: _package(r)["files"]["pkg/a.txt"].update(size=True), "expected an integer"),
+    (lambda r: _package(r).update(role=5), "role: expected a string, got int"),
+    (lambda r: _package(r).update(role="docs"), r"role: 'docs' is not one of \['license'"),
+    (lambda r: _package(r).update(type="commit"), "type: 'commit' is not one of"),
+    (lambda r: r["ops"]["demo"]["license"].update(files=[1]),
+     r"license\.files\[0\]: expected a string, got int"),
+    (lambda r: r["ops"]["demo"]["license"].update(files=["../x"]), "unsafe path"),
+    (lambda r: r["ops"].update(demo="x"), "ops.demo: expected an object, got str"),
+    (lambda r: r["ops"]["demo"]["packages"].append(7), r"packages\[1\]: expected an object"),
 ])
 def test_bad_manifests_are_named(mutate, match):
     raw = json.loads(m.dump_manifest(_sample()))
     mutate(raw)
     with pytest.raises(m.ManifestError, match=match):
+        m.manifest_from_dict(raw)
+
+
+def _package(raw: dict) -> dict:
+    return raw["ops"]["demo"]["packages"][0]
+
+
+@pytest.mark.parametrize("raw", [[], "x", None, 3])
+def test_manifest_that_is_not_an_object_says_so(raw):
+    with pytest.raises(m.ManifestError, match="VENDORED.json: expected an object"):
         m.manifest_from_dict(raw)
 
 
