@@ -113,7 +113,9 @@ def test_status(vendored, downstream):
     assert out.exit_code == 0
     assert "demo" in out.output and "clean" in out.output and "license MIT" in out.output
     (vendored / "pkg/a.txt").write_bytes(b"x")
-    status = json.loads(_invoke("status", "--root", str(downstream), "--json").output)
+    drifted = _invoke("status", "--root", str(downstream), "--json")
+    assert drifted.exit_code == 1
+    status = json.loads(drifted.output)
     assert status["ops"]["demo"]["clean"] is False
     assert status["ops"]["demo"]["drift"]["modified"] == ["pkg/a.txt"]
 
@@ -146,3 +148,24 @@ def test_audit_blames_the_recorded_commit_not_a_flag(vendored, downstream, tmp_p
     edited = _invoke("audit", "--root", str(downstream), "--checkout", str(other.path))
     assert edited.exit_code == 2 and "--commit" not in edited.output
     assert "VENDORED.json ops.demo.commit '-x' is not a full commit id" in edited.output
+
+
+@pytest.mark.parametrize("emptied", [
+    lambda raw: raw.update(ops={}),
+    lambda raw: raw["ops"]["demo"].update(packages=[]),
+])
+def test_status_agrees_with_verify_on_unowned_files(vendored, downstream, emptied):
+    raw = json.loads((vendored / MANIFEST_NAME).read_bytes())
+    emptied(raw)
+    (vendored / MANIFEST_NAME).write_text(json.dumps(raw))
+    root = str(downstream)
+    verify = _invoke("verify", "--root", root, "--json")
+    status = _invoke("status", "--root", root, "--json")
+    assert verify.exit_code == status.exit_code == 1
+    extra = json.loads(verify.output)["extra"]
+    assert "pkg/a.txt" in extra
+    report = json.loads(status.output)
+    assert report["clean"] is False and report["drift"]["extra"] == extra
+    text = _invoke("status", "--root", root)
+    assert text.exit_code == 1 and "extra pkg/a.txt (owned by no op" in text.output
+    assert "DRIFT" in text.output

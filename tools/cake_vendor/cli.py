@@ -1,6 +1,6 @@
 """Click CLI of the vendoring tool: ``fi``, ``verify``, ``audit``, ``status``.
 
-Exit status: 0 success / clean; 1 drift (``verify``, ``audit``) or changes pending
+Exit status: 0 success / clean; 1 drift (``verify``, ``audit``, ``status``) or changes pending
 (``fi --dry-run``); 2 usage error, refusal or I/O error.
 """
 
@@ -174,12 +174,21 @@ def audit_command(checkout, as_json, root) -> None:
 @root_option
 @_handle_errors
 def status_command(as_json, root) -> None:
-    """What is vendored, per op: upstream, commit, packages, file counts, clean or not."""
+    """What is vendored, per op: upstream, commit, packages, file counts, clean or not.
+
+    Exits like ``verify``: 0 clean, 1 drift (files owned by no op included), 2 error.
+    """
     vendor_dir = load_config(_root(root)).vendor_dir
     status = vendor_status(vendor_dir)
     if as_json:
         _emit_json(status)
-        return
+    else:
+        _print_status(vendor_dir, status)
+    sys.exit(EXIT_OK if status["clean"] else EXIT_DRIFT)
+
+
+def _print_status(vendor_dir: Path, status: dict) -> None:
+    """The text form of ``status``."""
     up = status["upstream"]
     click.echo(f"{vendor_dir}: upstream {up['name']} {up['url'] or '(no url)'} "
                f"[{up['object_format']}]")
@@ -194,3 +203,8 @@ def status_command(as_json, root) -> None:
                    f"license {op['license']}): {op['files']} files, {state}")
         for path, count in op["packages"].items():
             click.echo(f"    {path}: {count} files")
+    drift = status["drift"]
+    for path in drift["extra"]:
+        click.echo(f"  extra {path} (owned by no op; run verify)")
+    state = "clean" if status["clean"] else "DRIFT (run verify)"
+    click.echo(f"  {len(status['ops'])} ops, {drift['checked']} files: {state}")

@@ -31,13 +31,17 @@ def require_manifest(vendor_dir: Path) -> Manifest:
     return manifest
 
 
-def verify_vendor(vendor_dir: Path) -> VerifyReport:
-    """Re-hash every vendored file of ``vendor_dir`` against its VENDORED.json."""
-    manifest = require_manifest(vendor_dir)
+def _verify(vendor_dir: Path, manifest: Manifest, ops: list[str] | None) -> VerifyReport:
+    """:func:`verify_files` with I/O errors turned into a VendorError naming the directory."""
     try:
-        return verify_files(vendor_dir, manifest)
+        return verify_files(vendor_dir, manifest, ops)
     except OSError as exc:
         raise VendorError(f"{vendor_dir}: cannot read vendored files ({exc})") from exc
+
+
+def verify_vendor(vendor_dir: Path) -> VerifyReport:
+    """Re-hash every vendored file of ``vendor_dir`` against its VENDORED.json."""
+    return _verify(vendor_dir, require_manifest(vendor_dir), None)
 
 
 def transaction_problem(vendor_dir: Path) -> str | None:
@@ -54,11 +58,16 @@ def transaction_problem(vendor_dir: Path) -> str | None:
 
 
 def vendor_status(vendor_dir: Path) -> dict:
-    """Per op: upstream, ref, commit, layout, license, packages with file counts, clean or not."""
+    """Per op: upstream, ref, commit, layout, license, packages with file counts, clean or not.
+
+    ``clean`` and ``drift`` at the top are :func:`verify_vendor`'s verdict on the whole vendor
+    directory (files that no op owns included), so ``status`` and ``verify`` agree.
+    """
     manifest = require_manifest(vendor_dir)
+    whole = _verify(vendor_dir, manifest, None)
     ops = {}
     for name, op in manifest.ops.items():
-        report = verify_files(vendor_dir, manifest, [name])
+        report = _verify(vendor_dir, manifest, [name])
         ops[name] = {
             "ref": op.ref,
             "commit": op.commit,
@@ -76,6 +85,8 @@ def vendor_status(vendor_dir: Path) -> dict:
             "url": manifest.upstream.url,
             "object_format": manifest.upstream.object_format,
         },
+        "clean": whole.clean,
+        "drift": whole.to_dict(),
         "pending_transaction": (vendor_dir / TXN_DIR_NAME).exists(),
         "transaction_problem": transaction_problem(vendor_dir),
         "ops": ops,
