@@ -424,3 +424,17 @@ def test_missing_upstream_object_is_a_clear_error(upstream, vendor, downstream, 
     audit = CliRunner().invoke(main, ["audit", "--root", str(downstream), "--checkout",
                                       str(upstream.path)])
     assert audit.exit_code == 2 and "corrupt or shallow" in audit.output and oid in audit.output
+
+
+@pytest.mark.parametrize("damage, match", [
+    (lambda p: p.write_text(p.read_text().replace('"schema": 1', '"schema": 2')),
+     "schema 2 is not supported"),
+    (lambda p: (p.unlink(), p.mkdir()), "cannot read"),
+])
+def test_bad_manifest_is_named_once(upstream, vendor, damage, match):
+    commit = upstream.commit(BASE_FILES)
+    vendor(commit)
+    damage(vendor.vendor_dir / "VENDORED.json")
+    for dry_run in (True, False):
+        error = _refused(vendor, commit, match, dry_run=dry_run)
+        assert str(error).count("VENDORED.json") == 1

@@ -17,12 +17,10 @@ from miles_ext_kernels.cake.manifest import (
     FileEntry,
     LicenseEntry,
     Manifest,
-    ManifestError,
     OpEntry,
     PackageEntry,
     UpstreamInfo,
     dump_manifest,
-    load_manifest,
 )
 
 from . import TOOL_VERSION
@@ -42,6 +40,7 @@ from .paths import (
 )
 from .plan import Plan, make_plan
 from .profiles import LICENSE_FILES, layout_name_for, select_layout
+from .verify import read_manifest
 
 UPSTREAM_NAME = "flashinfer"
 LOCK_TIMEOUT_S = 60.0
@@ -212,7 +211,7 @@ def vendor_op(
     }
 
     if dry_run:
-        old = _load(vendor_dir)
+        old = read_manifest(vendor_dir)
         _check_layout(collected, _other_files(old, op))
         plan = _plan(vendor_dir, op, old, op_entry, upstream, desired)
         return VendorResult(op, resolved.hexsha, layout, vendor_dir, plan, applied=False)
@@ -222,7 +221,7 @@ def vendor_op(
     try:
         with lock:
             recovered = recover(vendor_dir)
-            old = _load(vendor_dir)
+            old = read_manifest(vendor_dir)
             _check_layout(collected, _other_files(old, op))
             plan = _plan(vendor_dir, op, old, op_entry, upstream, desired)
             _refuse_blockers(plan, force)
@@ -247,13 +246,6 @@ def vendor_op(
     except Timeout as exc:
         lock_path = vendor_dir / LOCK_NAME
         raise VendorError(f"{lock_path}: another vendoring run holds the lock") from exc
-
-
-def _load(vendor_dir: Path) -> Manifest | None:
-    try:
-        return load_manifest(vendor_dir)
-    except ManifestError as exc:
-        raise VendorError(f"{vendor_dir / MANIFEST_NAME}: {exc}") from exc
 
 
 def _other_files(old: Manifest | None, op: str) -> dict[str, FileEntry]:

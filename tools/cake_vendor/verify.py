@@ -18,14 +18,23 @@ from .apply import read_journal
 from .errors import VendorError
 
 
-def require_manifest(vendor_dir: Path) -> Manifest:
-    """The manifest of ``vendor_dir``; a clear error when it is absent or malformed."""
+def read_manifest(vendor_dir: Path) -> Manifest | None:
+    """The manifest of ``vendor_dir`` (None when absent); a clear error when it is malformed.
+
+    A :class:`ManifestError` already names the file, so its message is kept as it is.
+    """
     try:
-        manifest = load_manifest(vendor_dir)
+        return load_manifest(vendor_dir)
     except ManifestError as exc:
         raise VendorError(str(exc)) from exc
     except OSError as exc:
-        raise VendorError(f"{vendor_dir / MANIFEST_NAME}: cannot read ({exc})") from exc
+        why = exc.strerror or str(exc)
+        raise VendorError(f"{vendor_dir / MANIFEST_NAME}: cannot read ({why})") from exc
+
+
+def require_manifest(vendor_dir: Path) -> Manifest:
+    """The manifest of ``vendor_dir``; a clear error when it is absent or malformed."""
+    manifest = read_manifest(vendor_dir)
     if manifest is None:
         raise VendorError(f"{vendor_dir / MANIFEST_NAME}: not found; nothing is vendored here")
     return manifest
