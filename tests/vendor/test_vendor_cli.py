@@ -169,3 +169,29 @@ def test_status_agrees_with_verify_on_unowned_files(vendored, downstream, emptie
     text = _invoke("status", "--root", root)
     assert text.exit_code == 1 and "extra pkg/a.txt (owned by no op" in text.output
     assert "DRIFT" in text.output
+
+
+def test_custom_layout_is_vendored_with_a_runtime_warning(upstream, downstream):
+    commit = upstream.commit(BASE_FILES)
+    base = ["fi", "--root", str(downstream), "--checkout", str(upstream.path), "--commit",
+            commit, "--op", "rmsnorm", "--package", "flashinfer/pkg"]
+    dry = json.loads(_invoke(*base, "--dry-run", "--json").output)
+    assert any("layout 'custom'" in n and "runtime does not load" in n for n in dry["notes"])
+    done = _invoke(*base)
+    assert done.exit_code == 0
+    assert "warning: op 'rmsnorm' has layout 'custom'" in done.output
+    assert "runtime does not load this op" in done.output
+    assert "known: backend-packages, table-0.7" in done.output
+    status = _invoke("status", "--root", str(downstream))
+    assert status.exit_code == 0 and "warning: op 'rmsnorm' has layout 'custom'" in status.output
+    report = json.loads(_invoke("status", "--root", str(downstream), "--json").output)
+    assert report["ops"]["rmsnorm"]["warnings"]
+
+
+def test_profile_layout_has_no_warning(upstream, vendor):
+    table = {"flashinfer/cake_rmsnorm_train.py": b"facade\n",
+             "flashinfer/jit/cake_rmsnorm_train.py": b"table\n",
+             "csrc/cake_rmsnorm_train/k_kernel.cu": b"kernel\n",
+             "csrc/tvm_ffi_utils.h": b"utils\n", "include/flashinfer/layout.cuh": b"layout\n"}
+    result = vendor(upstream.commit(table), op="rmsnorm", packages=())
+    assert result.layout == "table-0.7" and result.notes == []

@@ -39,7 +39,7 @@ from .paths import (
     vendored_path_for,
 )
 from .plan import Plan, make_plan
-from .profiles import LICENSE_FILES, layout_name_for, select_layout
+from .profiles import LICENSE_FILES, layout_name_for, layout_warnings, select_layout
 from .verify import read_manifest
 
 UPSTREAM_NAME = "flashinfer"
@@ -214,7 +214,8 @@ def vendor_op(
         old = read_manifest(vendor_dir)
         _check_layout(collected, _other_files(old, op))
         plan = _plan(vendor_dir, op, old, op_entry, upstream, desired)
-        return VendorResult(op, resolved.hexsha, layout, vendor_dir, plan, applied=False)
+        return VendorResult(op, resolved.hexsha, layout, vendor_dir, plan, applied=False,
+                            notes=layout_warnings(op, layout))
 
     vendor_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(vendor_dir / LOCK_NAME), timeout=LOCK_TIMEOUT_S)
@@ -226,7 +227,7 @@ def vendor_op(
             plan = _plan(vendor_dir, op, old, op_entry, upstream, desired)
             _refuse_blockers(plan, force)
             result = VendorResult(op, resolved.hexsha, layout, vendor_dir, plan, applied=False,
-                                  recovered=recovered)
+                                  recovered=recovered, notes=layout_warnings(op, layout))
             owned = sorted(desired)
 
             def downstream_check() -> None:

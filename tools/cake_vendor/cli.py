@@ -109,6 +109,8 @@ def fi_command(checkout, commit, op, packages, dry_run, force, as_json, root) ->
         _print_blockers(summary)
         if not result.plan.changes_anything:
             click.echo("  up to date: nothing changed")
+        for note in result.notes:
+            click.echo(f"warning: {note}", err=True)
     if dry_run and result.plan.changes_anything:
         sys.exit(EXIT_DRIFT)
 
@@ -203,6 +205,8 @@ def _print_status(vendor_dir: Path, status: dict) -> None:
                    f"license {op['license']}): {op['files']} files, {state}")
         for path, count in op["packages"].items():
             click.echo(f"    {path}: {count} files")
+        for warning in op["warnings"]:
+            click.echo(f"    warning: {warning}")
     drift = status["drift"]
     for path in drift["extra"]:
         click.echo(f"  extra {path} (owned by no op; run verify)")

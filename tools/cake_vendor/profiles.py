@@ -82,3 +82,17 @@ def layout_name_for(op: str, packages: tuple[str, ...]) -> str:
             if sorted(layout.packages) == sorted(packages):
                 return layout.name
     return CUSTOM_LAYOUT
+
+
+def layout_warnings(op: str, layout: str) -> list[str]:
+    """Warnings about an op vendored with ``layout``: a ``custom`` one may not load at run time."""
+    if layout != CUSTOM_LAYOUT:
+        return []
+    profile = PROFILES.get(op)
+    known = ", ".join(layout.name for layout in profile.layouts) if profile else "none"
+    return [
+        f"op {op!r} has layout {CUSTOM_LAYOUT!r}: its --package paths match no known layout "
+        f"of the op (known: {known}). The files are kept and verified, but the runtime does "
+        "not load this op unless its files form a layout the runtime has an adapter for "
+        "(UnsupportedLayoutError); vendor with --op alone for a loadable layout"
+    ]

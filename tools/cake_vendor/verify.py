@@ -16,6 +16,7 @@ from miles_ext_kernels.cake.manifest import (
 
 from .apply import read_journal
 from .errors import VendorError
+from .profiles import layout_warnings
 
 
 def read_manifest(vendor_dir: Path) -> Manifest | None:
@@ -86,6 +87,7 @@ def vendor_status(vendor_dir: Path) -> dict:
             "files": sum(len(p.files) for p in op.packages),
             "clean": report.clean,
             "drift": report.to_dict(),
+            "warnings": layout_warnings(name, op.layout),
         }
     return {
         "vendor_dir": str(vendor_dir),
