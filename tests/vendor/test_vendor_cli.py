@@ -40,7 +40,7 @@ def test_fi_dry_run_exit_codes_and_json(upstream, downstream):
     dry = _invoke(*base, "--dry-run", "--json")
     assert dry.exit_code == 1
     assert "pkg/a.txt" in json.loads(dry.output)["add"]
-    assert not (downstream / "miles_ext_kernels").exists()
+    assert not (downstream / "miles_ext_kernels/cake/_vendor").exists()
     assert _invoke(*base).exit_code == 0
     again = _invoke(*base, "--dry-run")
     assert again.exit_code == 0 and "up to date" in again.output
@@ -195,3 +195,33 @@ def test_profile_layout_has_no_warning(upstream, vendor):
              "csrc/tvm_ffi_utils.h": b"utils\n", "include/flashinfer/layout.cuh": b"layout\n"}
     result = vendor(upstream.commit(table), op="rmsnorm", packages=())
     assert result.layout == "table-0.7" and result.notes == []
+
+
+def test_root_must_be_a_checkout_and_vendor_dir_a_directory(upstream, downstream, tmp_path):
+    commit = upstream.commit(BASE_FILES)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    fi = ["fi", "--checkout", str(upstream.path), "--commit", commit, "--op", "demo",
+          "--package", "flashinfer/pkg"]
+    for command in (fi, ["verify"], ["status"]):
+        result = _invoke(*command, "--root", str(empty))
+        assert result.exit_code == 2
+        assert f"--root '{empty}' is not a miles-ext-kernels checkout" in result.output
+    assert list(empty.iterdir()) == []
+    vendor_dir = downstream / "miles_ext_kernels/cake/_vendor"
+    vendor_dir.write_bytes(b"not a directory\n")
+    for command in (fi, ["verify"], ["status"]):
+        result = _invoke(*command, "--root", str(downstream))
+        assert result.exit_code == 2
+        assert f"{vendor_dir}: exists but is not a directory" in result.output
+    assert vendor_dir.read_bytes() == b"not a directory\n"
+
+
+def test_counts_are_singular_for_one(upstream, downstream):
+    commit = upstream.commit({"flashinfer/one/only.txt": b"x\n"})
+    _invoke("fi", "--root", str(downstream), "--checkout", str(upstream.path), "--commit",
+            commit, "--op", "demo", "--package", "flashinfer/one")
+    verify = _invoke("verify", "--root", str(downstream)).output
+    assert ": 1 file, clean" in verify
+    status = _invoke("status", "--root", str(downstream)).output
+    assert "one: 1 file\n" in status and "1 op, 1 file: clean" in status

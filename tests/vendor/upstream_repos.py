@@ -104,8 +104,9 @@ class FixtureRepo:
 
 
 def init_downstream(path: Path, *config: str) -> Path:
-    """A downstream git repository (``config`` items like ``core.autocrlf=true``)."""
-    path.mkdir(parents=True, exist_ok=True)
+    """A downstream git repository holding ``miles_ext_kernels/cake`` (``config`` items like
+    ``core.autocrlf=true``)."""
+    (path / "miles_ext_kernels/cake").mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     for item in config:
         key, value = item.split("=", 1)

@@ -16,7 +16,7 @@ import click
 
 from .api import vendor_op
 from .audit import audit_vendor
-from .config import find_root, load_config
+from .config import find_root, load_config, require_checkout_root
 from .errors import EXIT_DRIFT, EXIT_ERROR, EXIT_OK, VendorError
 from .verify import vendor_status, verify_vendor
 
@@ -24,6 +24,11 @@ ROOT_HELP = (
     "Downstream repository root; files go to ROOT/miles_ext_kernels/cake/_vendor. "
     "Default: the nearest directory above the current one holding miles_ext_kernels/cake."
 )
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 file"``, ``"2 files"``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _emit_json(payload: dict) -> None:
@@ -49,7 +54,8 @@ def _handle_errors(func: Callable) -> Callable:
 
 
 def _root(root: Path | None) -> Path:
-    return root if root is not None else find_root(Path.cwd())
+    """The downstream root: ``--root`` (checked) or the one found above the current directory."""
+    return require_checkout_root(root) if root is not None else find_root(Path.cwd())
 
 
 root_option = click.option(
@@ -147,7 +153,7 @@ def verify_command(as_json, root) -> None:
         _emit_json(report)
     else:
         state = "clean" if report["clean"] else "DRIFT"
-        click.echo(f"{vendor_dir}: {report['checked']} files, {state}")
+        click.echo(f"{vendor_dir}: {plural(report['checked'], 'file')}, {state}")
         _print_drift(report, ("modified", "missing", "extra", "mode_changed"))
     sys.exit(EXIT_OK if report["clean"] else EXIT_DRIFT)
 
@@ -166,7 +172,8 @@ def audit_command(checkout, as_json, root) -> None:
         _emit_json(report)
     else:
         state = "clean" if report["clean"] else "DRIFT"
-        click.echo(f"{vendor_dir}: {report['checked']} upstream files audited, {state}")
+        click.echo(f"{vendor_dir}: {plural(report['checked'], 'upstream file')} audited, "
+                   f"{state}")
         _print_drift(report, tuple(k for k in report if isinstance(report[k], list)))
     sys.exit(EXIT_OK if report["clean"] else EXIT_DRIFT)
 
@@ -202,13 +209,14 @@ def _print_status(vendor_dir: Path, status: dict) -> None:
     for name, op in status["ops"].items():
         state = "clean" if op["clean"] else "DRIFT (run verify)"
         click.echo(f"  {name}: {op['commit']} (ref {op['ref']}, layout {op['layout']}, "
-                   f"license {op['license']}): {op['files']} files, {state}")
+                   f"license {op['license']}): {plural(op['files'], 'file')}, {state}")
         for path, count in op["packages"].items():
-            click.echo(f"    {path}: {count} files")
+            click.echo(f"    {path}: {plural(count, 'file')}")
         for warning in op["warnings"]:
             click.echo(f"    warning: {warning}")
     drift = status["drift"]
     for path in drift["extra"]:
         click.echo(f"  extra {path} (owned by no op; run verify)")
     state = "clean" if status["clean"] else "DRIFT (run verify)"
-    click.echo(f"  {len(status['ops'])} ops, {drift['checked']} files: {state}")
+    click.echo(f"  {plural(len(status['ops']), 'op')}, {plural(drift['checked'], 'file')}: "
+               f"{state}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,8 @@ else:  # pragma: no cover - Python 3.10
 from .errors import VendorError
 
 DEFAULT_CHECKOUT = "../flashinfer"
-VENDOR_SUBDIR = ("miles_ext_kernels", "cake", "_vendor")
+PACKAGE_SUBDIR = ("miles_ext_kernels", "cake")
+VENDOR_SUBDIR = (*PACKAGE_SUBDIR, "_vendor")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,28 @@ def find_root(start: Path) -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def require_checkout_root(root: Path) -> Path:
+    """``root`` when it is a miles-ext-kernels checkout (holds ``miles_ext_kernels/cake``)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise VendorError(f"--root {str(root)!r}: no such directory")
+    if not root.joinpath(*PACKAGE_SUBDIR).is_dir():
+        raise VendorError(
+            f"--root {str(root)!r} is not a miles-ext-kernels checkout (it has no "
+            f"{'/'.join(PACKAGE_SUBDIR)}); give the root of the repository to vendor into"
+        )
+    return root
+
+
+def _check_vendor_dir(vendor_dir: Path) -> None:
+    """Refuse a vendor path that exists but is not a directory (the tool never removes it)."""
+    if os.path.lexists(vendor_dir) and not vendor_dir.is_dir():
+        raise VendorError(
+            f"{vendor_dir}: exists but is not a directory; move it away so that the tool can "
+            "keep vendored files there"
+        )
+
+
 def load_config(root: Path) -> VendorConfig:
     """Read ``root/pyproject.toml`` (if any); relative paths are relative to ``root``."""
     root = Path(root)
@@ -60,4 +84,6 @@ def load_config(root: Path) -> VendorConfig:
     checkout = section.get("checkout", DEFAULT_CHECKOUT)
     if not isinstance(checkout, str) or not checkout:
         raise VendorError(f"{pyproject}: [tool.miles-ext-kernels.vendor] checkout must be a path")
-    return VendorConfig(root=root, checkout=(root / checkout))
+    config = VendorConfig(root=root, checkout=(root / checkout))
+    _check_vendor_dir(config.vendor_dir)
+    return config
