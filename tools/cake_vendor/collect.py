@@ -85,8 +85,8 @@ def lookup(tree: git.Tree, path: str) -> git.objects.base.Object | None:
     except KeyError:
         return None
     except GIT_READ_ERRORS as exc:
-        raise unreadable_object(tree.repo, tree.hexsha, f"a tree on the way to {path}", exc) \
-            from exc
+        where = f"a tree on the way to {path}"
+        raise unreadable_object(tree.repo, tree.hexsha, where, exc) from exc
 
 
 def nearest_paths(tree: git.Tree, path: str, limit: int = 6) -> list[str]:
