@@ -78,10 +78,12 @@ def _check_main_grad(w: torch.Tensor) -> torch.Tensor | None:
 
 
 def _autocast_activation(t: torch.Tensor | None) -> torch.Tensor | None:
+    """``t`` cast to the autocast dtype when it is FP32 and autocast (BF16/FP16) is on for its
+    device; else ``t`` (meta tensors included: autocast does not know that device)."""
     if t is None or t.dtype != torch.float32:
         return t
     device_type = t.device.type
-    if not torch.is_autocast_enabled(device_type):
+    if not custom_ops.autocast_enabled(device_type):
         return t
     target = torch.get_autocast_dtype(device_type)
     if target not in (torch.bfloat16, torch.float16):

@@ -226,12 +226,13 @@ def test_module_init_forward_and_repr():
     assert list(norm.state_dict()) == ["weight"]
 
 
+@pytest.mark.parametrize("x_dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("residual", [False, True])
-def test_meta_tensors_give_meta_outputs(residual):
+def test_meta_tensors_give_meta_outputs(residual, x_dtype):
     """Shape inference on the meta device: no autocast error, shapes and dtypes as on CPU."""
-    x = torch.empty(6, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    x = torch.empty(6, 64, dtype=x_dtype, device="meta", requires_grad=True)
     w = torch.empty(64, dtype=torch.bfloat16, device="meta", requires_grad=True)
-    u = torch.empty(6, 64, dtype=torch.bfloat16, device="meta") if residual else None
+    u = torch.empty(6, 64, dtype=x_dtype, device="meta") if residual else None
     out = rmsnorm(x, w, residual=u)
     y = out[0] if residual else out
     assert y.device.type == "meta" and y.shape == x.shape and y.dtype == x.dtype
