@@ -11,7 +11,9 @@ import pytest
 
 from cake_vendor.licenses import detect_spdx
 from cake_vendor.paths import case_collisions, path_problem, symlink_problem, vendored_path_for
+from cake_vendor.profiles import PROFILES, layout_warnings
 from miles_ext_kernels.cake import manifest as m
+from miles_ext_kernels.cake.packages.discovery import SUPPORTED_LAYOUTS
 
 
 def _sample() -> m.Manifest:
@@ -147,3 +149,14 @@ def test_path_rules_accept_and_map():
 ])
 def test_detect_spdx(text, spdx):
     assert detect_spdx(text) == spdx
+
+
+def test_layout_warnings_name_every_layout_the_runtime_skips():
+    """fi and status warn for exactly the layouts the runtime has no adapter for."""
+    for layout in PROFILES["rmsnorm"].layouts:
+        warnings = layout_warnings("rmsnorm", layout.name)
+        assert bool(warnings) == (layout.name not in SUPPORTED_LAYOUTS), layout.name
+    (backend,) = layout_warnings("rmsnorm", "backend-packages")
+    assert "no adapter for this upstream layout" in backend and "skips this op" in backend
+    (custom,) = layout_warnings("rmsnorm", "custom")
+    assert "--package paths match no known layout" in custom and "--op alone" in custom

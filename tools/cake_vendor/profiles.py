@@ -85,14 +85,22 @@ def layout_name_for(op: str, packages: tuple[str, ...]) -> str:
 
 
 def layout_warnings(op: str, layout: str) -> list[str]:
-    """Warnings about an op vendored with ``layout``: a ``custom`` one may not load at run time."""
-    if layout != CUSTOM_LAYOUT:
+    """Warnings about an op vendored with ``layout``: the runtime loads only the layouts it has
+    an adapter for (``packages.discovery.SUPPORTED_LAYOUTS``) and skips the others."""
+    from miles_ext_kernels.cake.packages.discovery import SUPPORTED_LAYOUTS
+
+    if layout in SUPPORTED_LAYOUTS:
         return []
-    profile = PROFILES.get(op)
-    known = ", ".join(layout.name for layout in profile.layouts) if profile else "none"
+    loadable = ", ".join(SUPPORTED_LAYOUTS)
+    if layout == CUSTOM_LAYOUT:
+        profile = PROFILES.get(op)
+        known = ", ".join(layout.name for layout in profile.layouts) if profile else "none"
+        why = f"its --package paths match no known layout of the op (known: {known})"
+        fix = "vendor with --op alone (no --package) for a loadable layout"
+    else:
+        why = "the runtime has no adapter for this upstream layout yet"
+        fix = "its calls go to the first-party package or the reference meanwhile"
     return [
-        f"op {op!r} has layout {CUSTOM_LAYOUT!r}: its --package paths match no known layout "
-        f"of the op (known: {known}). The files are kept and verified, but the runtime does "
-        "not load this op unless its files form a layout the runtime has an adapter for "
-        "(UnsupportedLayoutError); vendor with --op alone for a loadable layout"
+        f"op {op!r} has layout {layout!r}: {why}. The files are kept and verified, but the "
+        f"runtime loads only the layouts {loadable} and skips this op with a warning; {fix}"
     ]
