@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -33,16 +34,11 @@ EXIT_ERROR = 2
 # ----------------------------------------------------------------------------- helpers
 
 
-def discover() -> Any:
+def discover(vendor_dir: Path | None = None, *, include_first_party: bool = True) -> Any:
     """Every loadable Cake package (vendored and first-party) and the vendored problems."""
     from miles_ext_kernels.cake import packages
 
-    return packages.discover()
-
-
-def discover_packages() -> list[Any]:
-    """Every Cake package the runtime can load (a broken vendored op is left out)."""
-    return list(discover().packages)
+    return packages.discover(vendor_dir, include_first_party=include_first_party)
 
 
 def _warn_problems(problems: Iterable[Any]) -> None:
@@ -203,7 +199,6 @@ def verify(as_json: bool) -> None:
         load_manifest,
         verify_files,
     )
-    from miles_ext_kernels.cake.packages import discover as discover_in
 
     vendor_dir = default_vendor_dir()
     try:
@@ -217,7 +212,7 @@ def verify(as_json: bool) -> None:
         else:
             click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    problems = [p.message for p in discover_in(vendor_dir, include_first_party=False).problems]
+    problems = [p.message for p in discover(vendor_dir, include_first_party=False).problems]
     if as_json:
         payload = {"vendor_dir": str(vendor_dir), **report.to_dict(), "unloadable": problems}
         click.echo(json.dumps(payload, indent=2, sort_keys=True))

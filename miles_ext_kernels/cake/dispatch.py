@@ -593,11 +593,10 @@ def explain(
     ``backend="vendored"``) is reported with ``backend="error"`` and the error's message, and
     :attr:`Explanation.raises` is True.
     """
-    from miles_ext_kernels.cake.ops.rmsnorm import validate_forward_args
+    from miles_ext_kernels.cake.ops.rmsnorm import _check_bool, validate_forward_args
 
     validate_forward_args(x, w, 1e-6, residual, zero_centered_gamma, cast_before_weight_mul)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    _check_bool(deterministic, "deterministic")
     hidden = int(x.shape[-1])
     rows = x.numel() // hidden
     plans = []

@@ -85,12 +85,16 @@ class UpstreamRepo:
             return None
         return strip_credentials(urls[0]) if urls else None
 
+    def _full_commit_id(self, rev: str) -> str:
+        """The full id of the commit ``rev`` names (``GitCommandError`` when none)."""
+        return self.repo.git.rev_parse("--verify", f"{rev}^{{commit}}").strip()
+
     def resolve(self, ref: str) -> ResolvedCommit:
         """Resolve a full or abbreviated commit id (or any rev) to a commit; list ambiguity."""
         if not ref or ref.startswith("-") or any(ch.isspace() or ch == "\0" for ch in ref):
             raise VendorError(f"--commit {ref!r}: not a valid commit id")
         try:
-            full = self.repo.git.rev_parse("--verify", f"{ref}^{{commit}}").strip()
+            full = self._full_commit_id(ref)
         except git.GitCommandError as exc:
             stderr = str(exc.stderr or "")
             if "ambiguous" in stderr and _HEX.match(ref):
@@ -114,8 +118,7 @@ class UpstreamRepo:
                 "VENDORED.json edited by hand? Re-vendor the op with `fi`"
             )
         try:
-            full = self.repo.git.rev_parse("--verify", "--end-of-options",
-                                           f"{oid}^{{commit}}").strip()
+            full = self._full_commit_id(oid)
         except git.GitCommandError as exc:
             raise VendorError(
                 f"{where} {oid!r} is not in the checkout {str(self.path)!r} (wrong checkout "
