@@ -19,8 +19,11 @@ First-party rules (docs/kernel_package_format.md):
 * workspace ``fixed_chunks``: ``n_chunks = min(max_chunks, ceil(rows / min_rows_per_chunk))``,
   and, with an optional ``sqrt_rows_factor`` f > 0, at most ``f * ceil(sqrt(rows))``; with an
   optional ``spread_chunks`` s > 0, a partition of two or more chunks has at least
-  ``min(s, max_chunks, ceil(rows / spread_rows_per_chunk))``; FP64 partials sized for
-  ``max_chunks`` (independent of the SM count);
+  ``min(s, max_chunks, ceil(rows / spread_rows_per_chunk))``; with optional ``large_rows``
+  L > 0 and ``large_max_chunks`` m, calls of at least L rows take ``m`` in place of
+  ``max_chunks`` (fewer, larger chunks; the partials keep their ``max_chunks`` rows, so the
+  record's workspace layout does not change); FP64 partials sized for ``max_chunks``
+  (independent of the SM count);
 * workspace ``atomic``: no workspace.
 
 Every grid is at least 1 in x; y = z = 1.
@@ -154,7 +157,11 @@ def _chunk_rule(record: Any) -> Mapping[str, Any]:
 
 
 def _fixed_chunk_count(rule: Mapping[str, Any], rows: int) -> int:
-    n_chunks = min(rule["max_chunks"], -(-rows // rule["min_rows_per_chunk"]))
+    cap = rule["max_chunks"]
+    large_rows = rule.get("large_rows", 0)
+    if large_rows > 0 and rows >= large_rows:
+        cap = rule["large_max_chunks"]
+    n_chunks = min(cap, -(-rows // rule["min_rows_per_chunk"]))
     factor = rule.get("sqrt_rows_factor", 0)
     if factor > 0:
         # Balances a chunk's rows (time ~ rows / n) against the partials to fold (~ n).
@@ -163,7 +170,7 @@ def _fixed_chunk_count(rule: Mapping[str, Any], rows: int) -> int:
     if spread > 0 and n_chunks >= 2:
         # A small batch that needs a fold anyway spreads its rows over more CTAs.
         per_chunk = rule.get("spread_rows_per_chunk", 1)
-        n_chunks = max(n_chunks, min(spread, rule["max_chunks"], -(-rows // per_chunk)))
+        n_chunks = max(n_chunks, min(spread, cap, -(-rows // per_chunk)))
     return n_chunks
 
 

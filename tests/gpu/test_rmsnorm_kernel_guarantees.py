@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -729,16 +730,21 @@ def test_split_row_forward_reads_per_head_views_and_replays_in_a_graph(monkeypat
         assert torch.equal(y, y0) and torch.equal(rstd, rstd0)
 
 
-def _kernels_launched(call) -> list[str]:
-    """Names of the CUDA kernels ``call()`` launches, as the profiler (CUPTI) records them."""
+def _profiled(call):
+    """The profiler (CUPTI) after one run of ``call()``, which was built and routed before."""
     from torch.profiler import ProfilerActivity, profile
 
-    call()  # built and routed before the profiled run
+    call()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         call()
         torch.cuda.synchronize()
-    return [event.name for event in prof.events()
+    return prof
+
+
+def _kernels_launched(call) -> list[str]:
+    """Names of the CUDA kernels ``call()`` launches, as the profiler (CUPTI) records them."""
+    return [event.name for event in _profiled(call).events()
             if event.device_type == torch.autograd.DeviceType.CUDA]
 
 
@@ -948,6 +954,61 @@ def test_evict_last_backward_instance_runs_where_the_rule_says(hidden, tokens, h
     dx_copy, dw_copy = rmsnorm_backward(gc, xc, w, rstd, **FP)
     dx, dw = rmsnorm_backward(g, x, w, heads_rstd, **FP)
     assert torch.equal(dx.reshape(dx_copy.shape), dx_copy) and torch.equal(dw, dw_copy)
+
+
+def _deterministic_backward_launch(call, tmp_path) -> tuple[int, int]:
+    """(grid x, block x) of the deterministic backward kernel that ``call()`` launches, from the
+    profiler's trace (CUPTI records every kernel's launch shape)."""
+    trace = tmp_path / "trace.json"
+    _profiled(call).export_chrome_trace(str(trace))
+    shapes = [(event["args"]["grid"][0], event["args"]["block"][0])
+              for event in json.loads(trace.read_text())["traceEvents"]
+              if "backward_deterministic_kernel<" in event.get("name", "")
+              and "grid" in event.get("args", {})]
+    assert len(shapes) == 1, shapes
+    return shapes[0]
+
+
+@pytest.mark.parametrize("hidden", [2048, 4096])
+@pytest.mark.parametrize("residual", [False, True])
+def test_large_calls_take_one_cta_an_sm_where_the_rule_says(hidden, residual, tmp_path):
+    """From spec.BACKWARD_LARGE_ROWS rows on the BACKWARD_LARGE_ARCHES routes, H 2048 and 4096
+    take BACKWARD_LARGE_CHUNKS chunks in 1024-thread CTAs (spec.backward_large_block) instead of
+    264 in 512-thread CTAs, one row fewer the latter: the launch shape follows the rule, each
+    row's dx keeps its bits across it, dw stays grid-independent and within the budget."""
+    _skip_unless_first_party(hidden, residual=residual)
+    large_rows = rmsnorm_spec.BACKWARD_LARGE_ROWS
+    capability = "{}.{}".format(*torch.cuda.get_device_capability(DEV))
+    on_route = rmsnorm_spec.ARCH_BY_CAPABILITY.get(capability) in (
+        rmsnorm_spec.BACKWARD_LARGE_ARCHES)
+    sms = torch.cuda.get_device_properties(DEV).multi_processor_count
+    x, w, g, u = _inputs(large_rows, hidden, seed=hidden + residual)
+    dx_rows = {}
+    for rows in (large_rows - 1, large_rows):
+        h = x[:rows]
+        if residual:
+            _, rstd, h = rmsnorm_forward(x[:rows], w, EPS, residual=u[:rows], **FP)
+        else:
+            _, rstd = rmsnorm_forward(h, w, EPS, **FP)
+        g_h = u[:rows] if residual else None
+
+        def call(grid=None, rows=rows, h=h, rstd=rstd, g_h=g_h):
+            return rmsnorm_backward(g[:rows], h, w, rstd, g_residual=g_h, grid=grid, **FP)
+
+        large = on_route and rows >= large_rows
+        grid, block = _deterministic_backward_launch(call, tmp_path)
+        if large:
+            assert (grid, block) == (min(rmsnorm_spec.BACKWARD_LARGE_CHUNKS, sms), 1024)
+        else:
+            assert block == 512 and grid <= rmsnorm_spec.BACKWARD_MAX_CHUNKS
+        dx, dw = call()
+        for forced in (5, 37):
+            dx_f, dw_f = call(grid=forced)
+            assert torch.equal(dw_f, dw) and torch.equal(dx_f, dx), (rows, forced)
+        _, _, _, ref_dw = _fp64_reference(h, w, g[:rows], g_h=g_h)
+        assert _within_dw_budget(dw, ref_dw), rows
+        dx_rows[rows] = dx
+    assert torch.equal(dx_rows[large_rows][:large_rows - 1], dx_rows[large_rows - 1])
 
 
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])

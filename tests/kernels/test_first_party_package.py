@@ -98,6 +98,15 @@ int main() {
     for (unsigned long long n = 0; n < 1024; ++n) {
       if (((n * magic) >> 32) != n / static_cast<unsigned long long>(f.tpr)) return 3;
     }
+    std::printf("large %ld", h);
+    const long large_rows[] = {1, 16383, 16384, 65536};
+    const long large_chunks[] = {1, 131, 132, 133, 264};
+    for (long rows : large_rows) {
+      for (long n : large_chunks) {
+        std::printf(" %d", backward_large_block(backward_config(h), rows, n));
+      }
+    }
+    std::printf("\n");
     const long chunk_rows[] = {1, 2, 3, 4, 5, 8, 9, 17, 33, 64, 100000};
     for (long rows : chunk_rows) {
       std::printf("chunk %ld %ld %d\n", h, rows, backward_chunk_block(backward_config(h), rows));
@@ -129,6 +138,8 @@ int main() {
     std::printf("\n");
   }
   std::printf("wide %lld\n", static_cast<long long>(kForwardWideRowsMinRows));
+  std::printf("largeconst %lld %lld\n", static_cast<long long>(kBackwardLargeRows),
+              static_cast<long long>(kBackwardLargeChunks));
   std::printf("halfwarpfixed %lld", static_cast<long long>(kFixedHalfWarpHidden));
   for (long h = 64; h <= 512; h += 8) {
     if (fixed_forward_half_warp(h, false) || fixed_forward_half_warp(h, true)) {
@@ -230,6 +241,40 @@ def test_atomic_windows_follow_the_measured_policy():
     # deterministic program serves those rows faster
     assert atomic_serves(4096, 16) and not atomic_serves(4096, 16, "sm_90a")
     assert atomic_serves(16384, 16, "sm_90a")  # no small-batch program above H = 8192
+
+
+def test_large_calls_take_one_cta_an_sm_on_the_h200_routes_only():
+    """From BACKWARD_LARGE_ROWS rows the sm_90a routes give H 1800-2048 and 3848-4096 (backward
+    CTAs of 512 threads, row groups of 256 or 512) BACKWARD_LARGE_CHUNKS chunks in 1024-thread
+    CTAs; every other call, arch and hidden size keeps the other cluster arches' rule, in a
+    workspace of the same size."""
+    package = BuildJsonPackage(PACKAGE_DIR / "build.json")
+    large_hidden = [h for h in SPEC.supported_hidden_sizes()
+                    if SPEC.backward_large_hidden(SPEC.backward_config(h))]
+    assert large_hidden == [*range(1800, 2049, 8), *range(3848, 4097, 8)]
+    assert SPEC.BACKWARD_LARGE_ARCHES == ("sm_90a",)
+    large_rows, chunks = SPEC.BACKWARD_LARGE_ROWS, SPEC.BACKWARD_LARGE_CHUNKS
+    for arch, hidden, residual in itertools.product(
+            package.arches(), (1536, 1800, 2048, 2056, 3840, 3848, 4096, 4104, 8192),
+            (False, True)):
+        owner = package.workspace_module(arch, hidden, "bwd", residual)
+        reference = package.workspace_module("sm_100a", hidden, "bwd", residual)
+        large = arch in SPEC.BACKWARD_LARGE_ARCHES and hidden in large_hidden
+        assert ("_large" in owner.name) == large, (arch, hidden)
+        assert (routing.workspace_bytes(owner, sm_count=132, hidden=hidden)
+                == routing.workspace_bytes(reference, sm_count=132, hidden=hidden))
+        cfg = SPEC.backward_config(hidden)
+        for rows in (large_rows // 4, large_rows - 1, large_rows, 4 * large_rows):
+            (record,) = _selected(package, arch, hidden, "bwd", rows, residual)
+            assert record.name == owner.name
+            n_chunks, rows_per_chunk = routing.chunking(record, rows, sm_count=132)
+            block = SPEC.backward_large_block(cfg, rows, n_chunks)
+            if large and rows >= large_rows:
+                assert n_chunks == chunks and block == 1024, (arch, hidden, rows)
+            else:
+                assert block == 0, (arch, hidden, rows)
+                assert (n_chunks, rows_per_chunk) == routing.chunking(reference, rows,
+                                                                      sm_count=132)
 
 
 def test_small_batch_program_takes_its_row_window_on_cluster_arches():
@@ -446,8 +491,8 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert len(chunk) == 11 * len(SPEC.supported_hidden_sizes())
     rowcol = [line for line in lines if line.startswith("rowcol ")]
     assert len(rowcol) == len(served)
-    assert len(lines) == (11 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
-                          + len(rowcol) + 4)
+    assert len(lines) == (12 * len(SPEC.supported_hidden_sizes()) + len(small) + len(chunk)
+                          + len(rowcol) + 5)
     # a half-warp a row: plain rows of one warp (H 136-256) past the spread window (3072 rows at
     # H = 256), FP32 weights from FORWARD_WIDE_ROWS_MIN_ROWS rows
     assert SPEC.forward_half_warp(3073, 256, False, 2)
@@ -503,6 +548,7 @@ def test_config_header_and_spec_tables_agree(tmp_path):
              if SPEC.fixed_forward_half_warp(h, False) or SPEC.fixed_forward_half_warp(h, True)]
     assert flags == [f"{half} 1 0"]
     assert lines.pop() == " ".join(["halfwarpfixed", str(half), *flags])
+    assert lines.pop() == f"largeconst {SPEC.BACKWARD_LARGE_ROWS} {SPEC.BACKWARD_LARGE_CHUNKS}"
     assert lines.pop() == f"wide {SPEC.FORWARD_WIDE_ROWS_MIN_ROWS}"
     keys = ("vpt", "tpr", "block", "groups", "rows_per_group", "rows_per_cta")
     small_keys = ("clusters", "rows_per_cluster", "tpr", "row_warps", "ctas", "slice_warps",
@@ -563,6 +609,11 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                                            4 if form & 2 else 2, 132, fixed_kernel=bool(form & 4))
                     for rows in (1, 2, 16, 17, 33, 64, 66, 67, 132, 133) for form in range(8)]
             assert counts == want and most == SPEC.FORWARD_SPLIT_MAX_CTAS, line
+            continue
+        if kind == "large":  # one 1024-thread CTA an SM for the large calls' chunks
+            want = [SPEC.backward_large_block(SPEC.backward_config(int(hidden)), rows, n)
+                    for rows in (1, 16383, 16384, 65536) for n in (1, 131, 132, 133, 264)]
+            assert list(map(int, numbers)) == want, line
             continue
         if kind == "chunk":  # the CTA a chunk of `rows` rows gets
             rows, block = map(int, numbers)

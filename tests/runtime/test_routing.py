@@ -142,6 +142,42 @@ def test_fixed_chunks_spread_raises_a_folded_partition_to_spread_chunks():
     assert routing.chunking(off, 64, sm_count=132)[0] == 2
 
 
+def test_fixed_chunks_large_rows_take_fewer_chunks_in_the_same_workspace():
+    rule = {"kind": "fixed_chunks", "max_chunks": 264, "min_rows_per_chunk": 4,
+            "counters": 16, "partial_dtype": "float64", "sqrt_rows_factor": 4,
+            "spread_chunks": 8, "spread_rows_per_chunk": 2}
+    large = {**rule, "large_rows": 16384, "large_max_chunks": 132}
+    plain = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
+    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, large, hidden=None)
+    # below large_rows the rule is the plain one; from it, at most large_max_chunks chunks
+    for rows in (1, 33, 1000, 4096, 16383):
+        assert (routing.chunking(record, rows, sm_count=132)
+                == routing.chunking(plain, rows, sm_count=132)), rows
+    assert routing.chunking(plain, 16384, sm_count=132) == (264, 63)
+    for rows, want in ((16384, (132, 125)), (65536, (132, 497)), (10**6, (132, 7576))):
+        by_sm = {routing.chunking(record, rows, sm_count=sm, hidden=2048) for sm in (78, 132)}
+        assert by_sm == {want}, rows
+    assert routing.launch_grid(record, 16384, sm_count=132) == (132, 1, 1)
+    assert routing.launch_grid(record, 16383, sm_count=132) == (264, 1, 1)
+    # the partials keep max_chunks rows: one layout (the route's workspace) for both
+    assert (routing.workspace_bytes(record, sm_count=132, hidden=2048)
+            == routing.workspace_bytes(plain, sm_count=132, hidden=2048))
+    layout = routing.workspace_layout(record, 16384, sm_count=132, hidden=2048)
+    assert layout["capacity_chunks"] == 264 and layout["n_chunks"] == 132
+    # a cap above the rule's own count changes nothing; large_rows 0 (the default) is off
+    loose = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                    {**large, "large_max_chunks": 264}, hidden=None)
+    assert routing.chunking(loose, 65536, sm_count=132)[0] == 264
+    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**large, "large_rows": 0},
+                  hidden=None)
+    assert routing.chunking(off, 65536, sm_count=132)[0] == 264
+    # a small large_rows keeps the spread of small batches under the large cap
+    small = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
+                    {**rule, "large_rows": 16, "large_max_chunks": 4}, hidden=None)
+    assert routing.chunking(small, 15, sm_count=132)[0] == 8
+    assert routing.chunking(small, 16, sm_count=132)[0] == 4
+
+
 def test_persistent_grid_partition_follows_sm_count():
     record = _record({"kind": "sm_scaled_bounded", "ctas_per_sm": 2},
                      {"kind": "persistent_grid", "counters": 16})

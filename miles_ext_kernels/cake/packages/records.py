@@ -68,7 +68,8 @@ _WORKSPACE_REQUIRED: dict[str, dict[str, int]] = {
     "borrowed": {"above_rows": 0},
 }
 _WORKSPACE_OPTIONAL: dict[str, dict[str, int]] = {
-    "fixed_chunks": {"sqrt_rows_factor": 0, "spread_chunks": 0, "spread_rows_per_chunk": 1},
+    "fixed_chunks": {"sqrt_rows_factor": 0, "spread_chunks": 0, "spread_rows_per_chunk": 1,
+                     "large_rows": 0, "large_max_chunks": 1},
 }
 
 
@@ -241,6 +242,12 @@ def _check_rules(check: _Checker, raw: Mapping[str, Any]) -> None:
         if wkind == "fixed_chunks" and dtype not in PARTIAL_DTYPE_BYTES:
             raise check.fail("workspace_rule", f"partial_dtype must be one of "
                                                f"{tuple(PARTIAL_DTYPE_BYTES)}, got {dtype!r}")
+        if wkind == "fixed_chunks" and workspace.get("large_rows", 0) > 0:
+            large = workspace.get("large_max_chunks")
+            if large is None or large > workspace["max_chunks"]:
+                raise check.fail("workspace_rule", f"large_rows needs large_max_chunks between 1 "
+                                                   f"and max_chunks ({workspace['max_chunks']}), "
+                                                   f"got {large!r}")
         if wkind == "persistent_grid" and kind not in ("sm_scaled_bounded", "fixed"):
             raise check.fail("workspace_rule", f"persistent_grid needs a bounded grid "
                                                f"(sm_scaled_bounded or fixed), not {kind!r}")

@@ -122,6 +122,17 @@ BACKWARD_SQRT_ROWS_FACTOR = 4
 # more CTAs measured faster on the H200 (64 x 256: 2 -> 8 chunks 5.13 -> 4.61 us; 32 x 512 2 -> 8
 # 5.45 -> 4.90; 16 x 1024 2 -> 8 5.72 -> 5.06; 16 x 1536 4 -> 8 5.65 -> 5.27).
 BACKWARD_SPREAD_CHUNKS = 8
+# On the H200 (the sm_90a routes), calls of at least BACKWARD_LARGE_ROWS rows at the hidden sizes
+# whose backward CTA is 512 threads of row groups of 256 or 512 (H 1800-2048 and 3848-4096) take
+# BACKWARD_LARGE_CHUNKS chunks in CTAs of 1024 threads, one an SM, instead of 264 in two
+# (backward_large_block; config.h mirrors it). Two CTAs an SM finished their rows up to 20-23 us
+# apart (16384 x 4096; one CTA: 3-7). Time against two CTAs an SM (docs/kernels.md step 96, on
+# step 95's fold): 16384 x 2048 0.992, 16384 x 4096 0.973, 65536 x 2048 0.965, 65536 x 4096
+# 0.961, but 4096 x 4096 1.037 and 16384 x 1536 1.047. The chunk count is a function of (rows,
+# hidden) as before, so dw keeps its bits on every grid; the record's partials keep 264 rows.
+BACKWARD_LARGE_ROWS = 16384
+BACKWARD_LARGE_CHUNKS = 132
+BACKWARD_LARGE_ARCHES = ("sm_90a",)
 # The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
 ATOMIC_THREADS_PER_SM = 1024
@@ -667,6 +678,23 @@ def small_backward_window(hidden: int) -> tuple[int, int]:
     return (0, 0)
 
 
+def backward_large_hidden(cfg: dict[str, int]) -> bool:
+    """Whether calls of launch shape ``cfg`` take one 1024-thread CTA an SM from
+    BACKWARD_LARGE_ROWS rows on the BACKWARD_LARGE_ARCHES routes (mirrors config.h)."""
+    return cfg["vpt"] == 1 and cfg["block"] == 512 and cfg["tpr"] >= 256
+
+
+def backward_large_block(cfg: dict[str, int], rows: int, n_chunks: int) -> int:
+    """Threads of the deterministic backward's CTA for a large call (``rows`` rows in
+    ``n_chunks`` chunks), 0 where the call is not one (mirrors config.h): a call of at least
+    BACKWARD_LARGE_ROWS rows in BACKWARD_LARGE_CHUNKS chunks at a hidden size of
+    ``backward_large_hidden``, which only the BACKWARD_LARGE_ARCHES routes' records make."""
+    if (not backward_large_hidden(cfg) or rows < BACKWARD_LARGE_ROWS
+            or n_chunks != BACKWARD_LARGE_CHUNKS):
+        return 0
+    return 1024 // cfg["tpr"] * cfg["tpr"]
+
+
 def backward_max_chunks(cfg: dict[str, int]) -> int:
     """Chunk cap of the deterministic backward of launch shape ``cfg`` (a function of H only)."""
     if cfg["vpt"] == 1 and cfg["block"] <= 512:
@@ -800,6 +828,10 @@ def build_description() -> dict[str, Any]:
     # small-batch program takes the first rows of every hidden size it serves.
     plain: dict[str, list[str]] = {"fwd": [], "fwd_residual": [], "bwd": [], "bwd_nondet": []}
     cluster: dict[str, list[str]] = {"fwd": [], "fwd_residual": [], "bwd": [], "bwd_nondet": []}
+    # The BACKWARD_LARGE_ARCHES routes: the cluster routes with the main program's record
+    # replaced, at the hidden sizes of backward_large_hidden, by one whose large calls take
+    # BACKWARD_LARGE_CHUNKS chunks (the same program, workspace layout and row windows).
+    large: dict[str, str] = {}
 
     for lo, hi, cfg in hidden_buckets(forward_config):
         spread = forward_spread_rows(cfg, hi)
@@ -883,6 +915,14 @@ def build_description() -> dict[str, Any]:
                 select = {"kind": "rows_between", "above": small_rows, "at_most": None}
             modules[main_name] = dict(main, select_rule=select)
             cluster["bwd"] += [small_name, main_name]
+            if backward_large_hidden(cfg):
+                large_name = f"{main_name}_large{BACKWARD_LARGE_ROWS}"
+                modules[large_name] = dict(
+                    modules[main_name],
+                    workspace_rule=dict(main["workspace_rule"], large_rows=BACKWARD_LARGE_ROWS,
+                                        large_max_chunks=BACKWARD_LARGE_CHUNKS),
+                    launch=dict(main["launch"], block=[1024, 1, 1]))
+                large[main_name] = large_name
         else:
             cluster["bwd"].append(name)
         for above, at_most in atomic_row_windows(hi, cfg):
@@ -911,7 +951,15 @@ def build_description() -> dict[str, Any]:
             "bwd_nondet_residual": routes["bwd_nondet"],
         }
 
-    arch_routes = {arch: forms(cluster if arch in CLUSTER_ARCHES else plain) for arch in ARCHES}
+    large_routes = {kind: [large.get(name, name) for name in names]
+                    for kind, names in cluster.items()}
+
+    def routes_of(arch: str) -> dict[str, list[str]]:
+        if arch in BACKWARD_LARGE_ARCHES:
+            return large_routes
+        return cluster if arch in CLUSTER_ARCHES else plain
+
+    arch_routes = {arch: forms(routes_of(arch)) for arch in ARCHES}
     return {
         "format": FORMAT,
         "op": "rmsnorm",

@@ -40,7 +40,8 @@ void RunBackward(TensorView g, TensorView x, TensorView w, TensorView r, TensorV
   p.n_chunks = n_chunks;
   p.rows_per_chunk = rows_per_chunk;
   const unsigned int grid = static_cast<unsigned int>(grid_x < n_chunks ? grid_x : n_chunks);
-  const int block = backward_chunk_block(t.cfg, rows_per_chunk);
+  const int large = backward_large_block(t.cfg, rows, n_chunks);
+  const int block = large > 0 ? large : backward_chunk_block(t.cfg, rows_per_chunk);
   const cudaError_t status = miles_rmsnorm_backward_launch(
       &p, t.x_dtype, t.w_dtype, t.cfg.vpt, grid, static_cast<unsigned>(block),
       current_stream(x), nullptr);

@@ -684,18 +684,23 @@ __device__ __forceinline__ void write_chunk_sum(const BackwardParams& p, double*
   }
 }
 
-// The runs a column's chunk partials are folded in (fold_partials, cluster_fold_partials): a
-// power of two of them, as many as the CTA has warps and at least 8 chunks a run, each a
-// contiguous range of chunks summed in chunk order; the runs are then summed in run order. One
-// definition for both folds, so that they give dw the same bits.
+// Most chunks in a run of the fold (FoldRuns): a thread issues a run's loads together.
+constexpr int kFoldRunChunks = 8;
+
+// The runs a column's chunk partials are folded in (fold_partials, cluster_fold_partials): the
+// fewest, a power of two, of at most kFoldRunChunks chunks each; each a contiguous range of
+// chunks summed in chunk order (from +0.0), the run sums then added in a fixed binary tree (run
+// 2i + 1 into run 2i, then 2i + 2 into 2i, ...: fold_partials). A function of n_chunks only
+// (at most 64 runs of the at most 264 chunks), one definition for both folds, so that they give
+// dw the same bits. (The fold measured in docs/kernels.md step 96 took its runs from the CTA's
+// warps, at least 8 chunks each, and summed them in order.)
 struct FoldRuns {
   int shift;    // log2 of the run count
   int count;    // runs
-  int per_run;  // chunks a run (the last one may be short)
+  int per_run;  // chunks a run (the last ones may be short or empty)
   int chunks;
   __device__ __forceinline__ explicit FoldRuns(int n_chunks) : shift(0), chunks(n_chunks) {
-    const int warps = static_cast<int>(blockDim.x / 32);
-    while ((2 << shift) <= warps && (2 << shift) * 8 <= n_chunks) ++shift;
+    while ((kFoldRunChunks << shift) < n_chunks) ++shift;
     count = 1 << shift;
     per_run = (n_chunks + count - 1) >> shift;
   }
@@ -705,49 +710,62 @@ struct FoldRuns {
   }
 };
 
-// Fixed-order FP64 fold of the chunk partials into dw, after the grid barrier. The chunks of a
-// column are split into `segments` contiguous runs (a power of two chosen from n_chunks and the
-// block size, i.e. from rows and hidden only), each summed in chunk order; the runs are then
-// summed in order and the result is rounded once to FP32. `permuted`: the partials are
-// element-major (partial_position); seg_sums: a double a thread of shared memory. Every thread
-// of the CTA calls it.
+// Fixed-order FP64 fold of the chunk partials into dw, after the grid barrier: FoldRuns' runs and
+// tree, the result rounded once to FP32. A tile is `tile_width` positions (blockDim / runs, at
+// least 4: a fold of more than 8 chunks runs in CTAs of at least 288 threads), its threads laid
+// out [run][position], so a warp's loads of one chunk are consecutive; each thread issues its
+// run's loads together (one round trip to L2 where the partials lie) and the tiles spread over
+// the whole grid (H 2048, 264 chunks: 8 positions a tile, 256 tiles). The fold it replaced
+// summed runs of 17 chunks in 64 CTAs, 2.2-2.8 us after the barrier at 16384 x 2048 on the
+// H200 (docs/kernels.md step 96). `permuted`: the partials are element-major (partial_position);
+// seg_sums: a double a thread of shared memory. Every thread of the CTA calls it.
 // Not inlined, and given plain values rather than the parameter block (whose address would need
 // a local copy): its registers are allocated apart from the row loop's, which cuts the spills
 // ptxas left in the kernels with shallower rings and four vectors a thread (sm_80: the two-stage
 // one-vector kernel 16 -> 0 bytes; sm_90a: the one-stage one 28 -> 0, the four-vector one-stage
-// one 64 -> 20); the additions and their order are the inlined fold's, so are dw's bits.
-// 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
+// one 64 -> 20). 32-bit arithmetic: n_chunks <= rows <= 2^30 and hidden <= 16384.
 inline __device__ __noinline__ void fold_partials(const double* __restrict__ partial,
                                                   float* __restrict__ dw, int n_chunks,
                                                   int hidden, double* seg_sums, bool permuted) {
   const int nv = hidden / 8;
   const FoldRuns runs(n_chunks);
-  const int segments = runs.count;
   const int tile_width = static_cast<int>(blockDim.x) >> runs.shift;
-  const int seg = static_cast<int>(threadIdx.x) / tile_width;
-  const int col_in_tile = static_cast<int>(threadIdx.x) - seg * tile_width;
-  const int c_begin = runs.begin(seg);
-  const int c_end = runs.end(seg);
+  const int run = static_cast<int>(threadIdx.x) / tile_width;
+  const int col_in_tile = static_cast<int>(threadIdx.x) - run * tile_width;
+  const bool in_tile = run < runs.count;  // the threads past count * tile_width idle
+  const int c_begin = runs.begin(run);
+  const int c_end = runs.end(run);
   // Threads walk partial positions (coalesced reads); a position's column is where its sum goes.
   const int tiles = (hidden + tile_width - 1) / tile_width;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int pos = tile * tile_width + col_in_tile;
-    double s = 0.0;
-    if (pos < hidden) {
-      const double* src = partial + pos;
-#pragma unroll 8
-      for (int c = c_begin; c < c_end; ++c) s += __ldcg(src + static_cast<int64_t>(c) * hidden);
+    const bool live = in_tile && pos < hidden;
+    double v[kFoldRunChunks];
+    const double* src = partial + pos;
+#pragma unroll
+    for (int k = 0; k < kFoldRunChunks; ++k) {
+      const int c = c_begin + k;
+      v[k] = live && c < c_end ? __ldcg(src + static_cast<int64_t>(c) * hidden) : 0.0;
     }
-    if (segments == 1) {
-      if (pos < hidden) dw[partial_column(pos, nv, permuted)] = static_cast<float>(s);
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < kFoldRunChunks; ++k) {
+      if (c_begin + k < c_end) s += v[k];
+    }
+    if (runs.count == 1) {
+      if (live) dw[partial_column(pos, nv, permuted)] = static_cast<float>(s);
       continue;
     }
-    seg_sums[threadIdx.x] = s;
+    if (in_tile) seg_sums[threadIdx.x] = s;
     __syncthreads();
-    if (seg == 0 && pos < hidden) {
-      double t = 0.0;
-      for (int i = 0; i < segments; ++i) t += seg_sums[i * tile_width + col_in_tile];
-      dw[partial_column(pos, nv, permuted)] = static_cast<float>(t);
+    for (int width = 1; width < runs.count; width <<= 1) {
+      if (in_tile && (run & (2 * width - 1)) == 0) {
+        seg_sums[threadIdx.x] += seg_sums[threadIdx.x + width * tile_width];
+      }
+      __syncthreads();
+    }
+    if (run == 0 && live) {
+      dw[partial_column(pos, nv, permuted)] = static_cast<float>(seg_sums[threadIdx.x]);
     }
     __syncthreads();
   }
@@ -818,12 +836,14 @@ inline __device__ __noinline__ void cluster_fold_partials(float* weights, float*
   const int begin = rank * slice;
   const int count = cluster_fold_count(hidden, ctas, rank);
   const FoldRuns runs(ctas);
+  // At most two runs (kMaxClusterFoldCtas chunks): run 0 + run 1 is fold_partials' tree.
+  static_assert(kMaxClusterFoldCtas <= 2 * kFoldRunChunks, "the cluster fold's runs are a pair");
   for (int q = static_cast<int>(threadIdx.x); q < count; q += static_cast<int>(blockDim.x)) {
     double t = 0.0;
     for (int run = 0; run < runs.count; ++run) {
       double s = 0.0;
       for (int c = runs.begin(run); c < runs.end(run); ++c) s += recv[c * slice + q];
-      t = runs.count == 1 ? s : t + s;
+      t = run == 0 ? s : t + s;
     }
     dw[partial_column(begin + q, nv, true)] = static_cast<float>(t);
   }
@@ -996,7 +1016,7 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
     return;
   }
 
-  GridBarrier barrier{p.counters, 0u};
+  GridBarrier barrier{p.counters, false};
   barrier.sync();
 
   fold_partials(p.partial, p.dw, static_cast<int>(p.n_chunks), static_cast<int>(p.hidden),

@@ -161,6 +161,28 @@ inline int backward_chunk_block(const RowConfig& c, int64_t rows_per_chunk) {
   return groups >= c.groups ? c.block : static_cast<int>(groups) * c.tpr;
 }
 
+// Large calls on the H200 (mirrors spec.backward_large_hidden / backward_large_block): at the
+// hidden sizes whose backward CTA is 512 threads of row groups of 256 or 512 (H 1800-2048 and
+// 3848-4096), the sm_90a routes' records give calls of at least kBackwardLargeRows rows
+// kBackwardLargeChunks chunks (264 elsewhere), and their CTAs take 1024 threads, one CTA an SM,
+// so that no two CTAs of one SM finish their rows apart. Returns that CTA size, or 0 where the
+// call is not such a call. A function of (rows, hidden) on a route, like the chunk partition, so
+// dw's bits do not depend on the grid; a row keeps its threads and reduction tree, so dx's bits
+// do not change.
+constexpr int64_t kBackwardLargeRows = 16384;  // spec.BACKWARD_LARGE_ROWS
+constexpr int64_t kBackwardLargeChunks = 132;  // spec.BACKWARD_LARGE_CHUNKS
+
+inline bool backward_large_hidden(const RowConfig& c) {
+  return c.vpt == 1 && c.block == 512 && c.tpr >= 256;
+}
+
+inline int backward_large_block(const RowConfig& c, int64_t rows, int64_t n_chunks) {
+  if (!backward_large_hidden(c) || rows < kBackwardLargeRows || n_chunks != kBackwardLargeChunks) {
+    return 0;
+  }
+  return backward_max_block(1) / c.tpr * c.tpr;
+}
+
 // Small-batch deterministic backward (sm_90 and later: thread-block clusters). A row keeps the
 // threads, vectors and reduction tree of backward_config (so its dx bits are those of the main
 // program); one cluster of `ctas` CTAs splits the row's warps into column slices of

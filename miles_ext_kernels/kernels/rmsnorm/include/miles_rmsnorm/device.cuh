@@ -512,15 +512,27 @@ __device__ __forceinline__ unsigned int fetch_add_acq_rel(unsigned int* p, unsig
   return old;
 }
 
-// A one-shot grid barrier over two words (all CTAs co-resident: cooperative launch).
+__device__ __forceinline__ void red_add_release(unsigned int* p, unsigned int v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ void store_relaxed(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// A one-shot grid barrier over two words (all CTAs co-resident: cooperative launch), found
+// zeroed and left zeroed (the workspace as it was handed over, for the next launch or CUDA-graph
+// replay).
 // counters[0] is the arrival word: CTA 0 adds 2^31 - (grid - 1) and every other CTA adds 1, so
-// the arrivals sum to exactly 2^31 — the top bit flips when the last CTA arrives, whatever the
-// word held before. One acquire-release atomic per CTA, then polling.
-// counters[1] counts departures: the last CTA to leave resets both words to zero, so the
-// workspace is left as it was handed over (zeroed) for the next launch or CUDA-graph replay.
+// the arrivals sum to exactly 2^31 — the top bit flips on the last CTA's arrival. One
+// acquire-release atomic per CTA; the other CTAs poll the word until it flips, then count their
+// departure in counters[1] with a reduction that nothing waits for. The last to arrive resets
+// both words in finish(), once every other CTA has departed (no longer reads counters[0]).
+// (Each CTA used to take a returning atomic on counters[1] and wait for it in finish(): 264 of
+// them on one word, 0.5-1 us on the H200; docs/kernels.md step 96.)
 struct GridBarrier {
   unsigned int* counters;
-  unsigned int departed;  // thread 0 only
+  bool last;  // thread 0 only: this CTA's arrival completed the barrier
 
   // Every thread of the CTA calls it.
   __device__ __forceinline__ void sync() {
@@ -528,22 +540,29 @@ struct GridBarrier {
     if (threadIdx.x == 0) {
       const unsigned int add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
       const unsigned int before = fetch_add_acq_rel(counters, add);
-      while (((before ^ load_acquire(counters)) & 0x80000000u) == 0u) {
+      last = ((before ^ (before + add)) & 0x80000000u) != 0u;
+      if (!last) {
+        while (((before ^ load_acquire(counters)) & 0x80000000u) == 0u) {
 #if __CUDA_ARCH__ >= 700
-        __nanosleep(32);
+          __nanosleep(32);
 #endif
+        }
+        red_add_release(counters + 1, 1u);  // ordered after the polls
       }
-      departed = atomicAdd(counters + 1, 1u);  // waited on only in finish()
     }
     __syncthreads();
   }
 
   // Called by thread 0 (others may call it too) once the CTA no longer needs the barrier.
   __device__ __forceinline__ void finish() const {
-    if (threadIdx.x == 0 && departed == gridDim.x - 1u) {
-      atomicExch(counters, 0u);
-      atomicExch(counters + 1, 0u);
+    if (threadIdx.x != 0 || !last) return;
+    while (load_acquire(counters + 1) != gridDim.x - 1u) {
+#if __CUDA_ARCH__ >= 700
+      __nanosleep(32);
+#endif
     }
+    store_relaxed(counters, 0u);
+    store_relaxed(counters + 1, 0u);
   }
 };
 
