@@ -12,6 +12,11 @@ def _record(grid_rule, workspace_rule=None, hidden=1024, select_rule=None):
             "workspace_rule": workspace_rule, "select_rule": select_rule}
 
 
+def _chunked(workspace_rule):
+    """A two-CTAs-an-SM chunk_bounded record with ``workspace_rule``, no hidden size."""
+    return _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, workspace_rule, hidden=None)
+
+
 def test_route_key_forms():
     assert routing.route_key(6144, "fwd", True) == "fwd_residual_h6144"
     assert routing.route_key(512, "bwd", False) == "bwd_h512"
@@ -60,9 +65,8 @@ def test_launch_grid_upstream_kinds(rule, rows, sm, grid_x):
 
 
 def test_launch_grid_chunk_bounded_follows_fixed_chunks():
-    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                     {"kind": "fixed_chunks", "max_chunks": 512, "min_rows_per_chunk": 32,
-                      "counters": 4, "partial_dtype": "float64"}, hidden=None)
+    record = _chunked({"kind": "fixed_chunks", "max_chunks": 512, "min_rows_per_chunk": 32,
+                       "counters": 4, "partial_dtype": "float64"})
     assert routing.launch_grid(record, 100, sm_count=132) == (4, 1, 1)  # ceil(100 / 32)
     assert routing.launch_grid(record, 10**6, sm_count=132) == (264, 1, 1)  # 2 * SMs
     assert routing.launch_grid(record, 10**6, sm_count=132, n_chunks=9) == (9, 1, 1)
@@ -100,7 +104,7 @@ def test_fixed_chunks_partition_ignores_sm_count():
 def test_fixed_chunks_sqrt_rows_factor_caps_the_chunk_count():
     rule = {"kind": "fixed_chunks", "max_chunks": 256, "min_rows_per_chunk": 2,
             "counters": 2, "partial_dtype": "float64", "sqrt_rows_factor": 4}
-    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
+    record = _chunked(rule)
     # rows -> min(256, ceil(rows / 2), 4 * ceil(sqrt(rows)))
     expected = {1: 1, 2: 1, 3: 2, 16: 8, 64: 32, 65: 33, 256: 64, 257: 68, 1000: 128, 1024: 128,
                 4096: 256, 65536: 256}
@@ -111,8 +115,7 @@ def test_fixed_chunks_sqrt_rows_factor_caps_the_chunk_count():
     assert routing.workspace_layout(record, 64, sm_count=132, hidden=8)["capacity_chunks"] == 256
     assert routing.launch_grid(record, 1000, sm_count=132) == (128, 1, 1)
     # factor 0 (the default) is off
-    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**rule, "sqrt_rows_factor": 0},
-                  hidden=None)
+    off = _chunked({**rule, "sqrt_rows_factor": 0})
     assert routing.chunking(off, 1000, sm_count=132)[0] == 256
 
 
@@ -120,7 +123,7 @@ def test_fixed_chunks_spread_raises_a_folded_partition_to_spread_chunks():
     rule = {"kind": "fixed_chunks", "max_chunks": 264, "min_rows_per_chunk": 32,
             "counters": 2, "partial_dtype": "float64", "sqrt_rows_factor": 4,
             "spread_chunks": 8, "spread_rows_per_chunk": 2}
-    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
+    record = _chunked(rule)
     # one chunk stays one chunk (no fold to spread); two or more become at least
     # min(8, ceil(rows / 2)); past that the usual rule
     expected = {1: 1, 32: 1, 33: 8, 34: 8, 48: 8, 64: 8, 128: 8, 255: 8, 256: 8, 257: 9,
@@ -128,17 +131,14 @@ def test_fixed_chunks_spread_raises_a_folded_partition_to_spread_chunks():
     for rows, n_chunks in expected.items():
         by_sm = {routing.chunking(record, rows, sm_count=sm, hidden=256) for sm in (78, 132)}
         assert by_sm == {(n_chunks, -(-rows // n_chunks))}, rows
-    narrow = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                     {**rule, "min_rows_per_chunk": 4, "spread_rows_per_chunk": 3}, hidden=None)
+    narrow = _chunked({**rule, "min_rows_per_chunk": 4, "spread_rows_per_chunk": 3})
     assert routing.chunking(narrow, 5, sm_count=132)[0] == 2  # ceil(5 / 3)
     assert routing.chunking(narrow, 12, sm_count=132)[0] == 4  # ceil(12 / 3)
     assert routing.chunking(narrow, 20, sm_count=132)[0] == 7  # ceil(20 / 3)
     assert routing.chunking(narrow, 4, sm_count=132)[0] == 1
-    capped = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                     {**rule, "max_chunks": 4}, hidden=None)
+    capped = _chunked({**rule, "max_chunks": 4})
     assert routing.chunking(capped, 100, sm_count=132)[0] == 4
-    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**rule, "spread_chunks": 0},
-                  hidden=None)
+    off = _chunked({**rule, "spread_chunks": 0})
     assert routing.chunking(off, 64, sm_count=132)[0] == 2
 
 
@@ -147,8 +147,8 @@ def test_fixed_chunks_large_rows_take_fewer_chunks_in_the_same_workspace():
             "counters": 16, "partial_dtype": "float64", "sqrt_rows_factor": 4,
             "spread_chunks": 8, "spread_rows_per_chunk": 2}
     large = {**rule, "large_rows": 16384, "large_max_chunks": 132}
-    plain = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, rule, hidden=None)
-    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, large, hidden=None)
+    plain = _chunked(rule)
+    record = _chunked(large)
     # below large_rows the rule is the plain one; from it, at most large_max_chunks chunks
     for rows in (1, 33, 1000, 4096, 16383):
         assert (routing.chunking(record, rows, sm_count=132)
@@ -165,15 +165,12 @@ def test_fixed_chunks_large_rows_take_fewer_chunks_in_the_same_workspace():
     layout = routing.workspace_layout(record, 16384, sm_count=132, hidden=2048)
     assert layout["capacity_chunks"] == 264 and layout["n_chunks"] == 132
     # a cap above the rule's own count changes nothing; large_rows 0 (the default) is off
-    loose = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                    {**large, "large_max_chunks": 264}, hidden=None)
+    loose = _chunked({**large, "large_max_chunks": 264})
     assert routing.chunking(loose, 65536, sm_count=132)[0] == 264
-    off = _record({"kind": "chunk_bounded", "ctas_per_sm": 2}, {**large, "large_rows": 0},
-                  hidden=None)
+    off = _chunked({**large, "large_rows": 0})
     assert routing.chunking(off, 65536, sm_count=132)[0] == 264
     # a small large_rows keeps the spread of small batches under the large cap
-    small = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                    {**rule, "large_rows": 16, "large_max_chunks": 4}, hidden=None)
+    small = _chunked({**rule, "large_rows": 16, "large_max_chunks": 4})
     assert routing.chunking(small, 15, sm_count=132)[0] == 8
     assert routing.chunking(small, 16, sm_count=132)[0] == 4
 
@@ -186,9 +183,8 @@ def test_persistent_grid_partition_follows_sm_count():
 
 
 def test_workspace_layout_fixed_chunks_float64():
-    record = _record({"kind": "chunk_bounded", "ctas_per_sm": 2},
-                     {"kind": "fixed_chunks", "max_chunks": 100, "min_rows_per_chunk": 16,
-                      "counters": 3, "partial_dtype": "float64"}, hidden=None)
+    record = _chunked({"kind": "fixed_chunks", "max_chunks": 100, "min_rows_per_chunk": 16,
+                       "counters": 3, "partial_dtype": "float64"})
     layout = routing.workspace_layout(record, 1000, sm_count=132, hidden=72)
     assert layout == {
         "n_chunks": 63, "rows_per_chunk": 16, "capacity_chunks": 100,

@@ -128,7 +128,9 @@ BACKWARD_SPREAD_CHUNKS = 8
 # (backward_large_block; config.h mirrors it). Two CTAs an SM finished their rows up to 20-23 us
 # apart (16384 x 4096; one CTA: 3-7). Time against two CTAs an SM (docs/kernels.md step 96, on
 # step 95's fold): 16384 x 2048 0.992, 16384 x 4096 0.973, 65536 x 2048 0.965, 65536 x 4096
-# 0.961, but 4096 x 4096 1.037 and 16384 x 1536 1.047. The chunk count is a function of (rows,
+# 0.961, but 4096 x 4096 1.037 and 16384 x 1536 1.047; as landed, over step 96's fold (session
+# 62): 16384 x 2048 0.986, 16384 x 4096 0.968, 65536 x 2048 0.958, 65536 x 4096 0.937, the calls
+# below BACKWARD_LARGE_ROWS and H 1536 unchanged. The chunk count is a function of (rows,
 # hidden) as before, so dw keeps its bits on every grid; the record's partials keep 264 rows.
 BACKWARD_LARGE_ROWS = 16384
 BACKWARD_LARGE_CHUNKS = 132
