@@ -80,7 +80,7 @@ def main(n_files: int, repeats: int) -> None:
         packages = ("flashinfer/bench_pkg",)
         for r in range(repeats):
             root = Path(tmp) / f"down{r}"
-            root.mkdir()
+            (root / "miles_ext_kernels" / "cake").mkdir(parents=True)  # a checkout's layout
             _git(root, "init", "-q")
             vdir = vendor_dir_for(root)
             rows["vendor (fresh)"].append(

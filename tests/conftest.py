@@ -51,6 +51,7 @@ def vendored_rmsnorm(tmp_path_factory: pytest.TempPathFactory, fi_checkout) -> P
 
     checkout, commit = fi_checkout
     root = tmp_path_factory.mktemp("vendored-rmsnorm-root")
+    (root / "miles_ext_kernels" / "cake").mkdir(parents=True)  # a checkout's layout
     vendor_op(root, checkout, commit, "rmsnorm")
     return vendor_dir_for(root)
 

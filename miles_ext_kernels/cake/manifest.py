@@ -447,6 +447,20 @@ def list_vendor_files(vendor_dir: Path, under: Iterable[str] = ("",)) -> list[st
     return sorted(found)
 
 
+def _known_ops(manifest: Manifest, ops: Iterable[str] | None) -> list[str]:
+    """``ops`` as a list (every op of ``manifest`` when None); KeyError naming unknown ones."""
+    names = list(manifest.ops) if ops is None else list(ops)
+    unknown = [n for n in names if n not in manifest.ops]
+    if unknown:
+        raise KeyError(f"ops not in {MANIFEST_NAME}: {', '.join(unknown)}")
+    return names
+
+
+def _package_roots(manifest: Manifest, names: Iterable[str]) -> list[str]:
+    """The vendored paths of the packages of ops ``names`` (where their files lie)."""
+    return sorted({p.vendored_path for n in names for p in manifest.ops[n].packages})
+
+
 def verify_files(
     vendor_dir: str | os.PathLike[str],
     manifest: Manifest,
@@ -458,10 +472,7 @@ def verify_files(
     directory when ``ops`` is None) that no op of the manifest owns.
     """
     vendor_dir = Path(vendor_dir)
-    names = list(manifest.ops) if ops is None else list(ops)
-    unknown = [n for n in names if n not in manifest.ops]
-    if unknown:
-        raise KeyError(f"ops not in {MANIFEST_NAME}: {', '.join(unknown)}")
+    names = _known_ops(manifest, ops)
     expected = manifest.files(names)
     modified: list[str] = []
     missing: list[str] = []
@@ -477,10 +488,7 @@ def verify_files(
             mode_changed.append(rel)
         if len(data) != entry.size or git_blob_id(data, fmt) != entry.blob:
             modified.append(rel)
-    if ops is None:
-        roots: list[str] = [""]
-    else:
-        roots = sorted({p.vendored_path for n in names for p in manifest.ops[n].packages})
+    roots = [""] if ops is None else _package_roots(manifest, names)
     owned = manifest.files()
     on_disk = list_vendor_files(vendor_dir, roots) if vendor_dir.is_dir() else []
     extra = [rel for rel in on_disk if rel not in owned]
@@ -489,5 +497,25 @@ def verify_files(
         missing=tuple(sorted(missing)),
         extra=tuple(sorted(extra)),
         mode_changed=tuple(sorted(mode_changed)),
+        checked=len(expected),
+    )
+
+
+def narrow_report(manifest: Manifest, whole: VerifyReport, ops: Iterable[str]) -> VerifyReport:
+    """What ``verify_files(vendor_dir, manifest, ops)`` reports, taken from ``whole`` (its report
+    over every op) instead of hashing the files again: the problems of ``ops``' files, and the
+    unowned files below their packages' vendored paths."""
+    names = _known_ops(manifest, ops)
+    expected = manifest.files(names)
+    roots = _package_roots(manifest, names)
+
+    def below_roots(rel: str) -> bool:
+        return any(rel == root or rel.startswith(f"{root}/") for root in roots)
+
+    return VerifyReport(
+        modified=tuple(rel for rel in whole.modified if rel in expected),
+        missing=tuple(rel for rel in whole.missing if rel in expected),
+        extra=tuple(rel for rel in whole.extra if below_roots(rel)),
+        mode_changed=tuple(rel for rel in whole.mode_changed if rel in expected),
         checked=len(expected),
     )

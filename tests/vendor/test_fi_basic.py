@@ -199,3 +199,20 @@ def test_default_checkout_from_pyproject(upstream, downstream):
     )
     result = vendor_op(Path(downstream), None, commit, "demo", ("flashinfer/pkg",))
     assert result.applied and result.commit == commit
+
+
+def test_api_refuses_a_root_that_is_not_a_checkout(upstream, tmp_path):
+    from cake_vendor.api import vendor_dir_for, vendor_op
+    from cake_vendor.errors import VendorError
+
+    commit = upstream.commit(BASE_FILES)
+    bare = tmp_path / "not-a-checkout"
+    bare.mkdir()
+    with pytest.raises(VendorError, match=r"root '.*not-a-checkout' is not a miles-ext-kernels "
+                                          r"checkout \(it has no miles_ext_kernels/cake\)"):
+        vendor_op(bare, upstream.path, commit, "demo", ("flashinfer/pkg",))
+    assert list(bare.iterdir()) == []  # nothing written
+    with pytest.raises(VendorError, match="not-a-checkout' is not a miles-ext-kernels checkout"):
+        vendor_dir_for(bare)
+    with pytest.raises(VendorError, match=r"root '.*absent': no such directory"):
+        vendor_op(tmp_path / "absent", upstream.path, commit, "demo", ("flashinfer/pkg",))

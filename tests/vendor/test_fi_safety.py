@@ -255,6 +255,7 @@ def test_fault_at_any_step_leaves_previous_state(upstream, vendor, step_index):
     # learn the steps on a scratch copy of the same transition
     scratch = FixtureRepo(upstream.path.parent / "scratch-down")
     scratch_root = scratch.path
+    (scratch_root / "miles_ext_kernels" / "cake").mkdir(parents=True)
     api.vendor_op(scratch_root, upstream.path, first, "demo", ("flashinfer/pkg",))
     api.vendor_op(scratch_root, upstream.path, second, "demo", ("flashinfer/pkg",), fault=record)
     assert len(steps) >= 12 and steps[-1] == "manifest-temp"

@@ -112,6 +112,71 @@ def test_verify_files_ignores_tool_files_and_pycache(tmp_path):
         m.verify_files(tmp_path, manifest, ops=["nosuch"])
 
 
+def _two_op_manifest() -> m.Manifest:
+    def package(root: str, files: dict[str, bytes]) -> m.PackageEntry:
+        entries = {f"{root}/{name}": m.FileEntry.from_bytes(data, "100644")
+                   for name, data in files.items()}
+        return m.PackageEntry(f"flashinfer/{root}", root, "0" * 40, "tree", "source", entries)
+
+    def op(*packages: m.PackageEntry) -> m.OpEntry:
+        return m.OpEntry("abc", "1" * 40, "2" * 40, "0.1.0", "custom", None, packages)
+
+    return m.Manifest(m.UpstreamInfo("flashinfer", None, "sha1"), {
+        "one": op(package("one", {"a.txt": b"a", "sub/b.txt": b"b"})),
+        "two": op(package("two", {"c.txt": b"c"}), package("one-more", {"d.txt": b"d"})),
+    })
+
+
+def test_narrowed_reports_equal_per_op_verification(tmp_path):
+    manifest = _two_op_manifest()
+    for rel, entry in manifest.files().items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(rel.rsplit("/", 1)[1][0].encode())
+        assert m.git_blob_id((tmp_path / rel).read_bytes(), "sha1") == entry.blob
+    whole = m.verify_files(tmp_path, manifest)
+    assert whole.clean and whole.checked == 4
+    (tmp_path / "one/a.txt").write_bytes(b"edited")         # modified, op one
+    (tmp_path / "one/sub/b.txt").unlink()                   # missing, op one
+    (tmp_path / "one/stray.txt").write_bytes(b"x")          # unowned, below one's package
+    (tmp_path / "one-more/extra.txt").write_bytes(b"x")     # unowned, below two's package
+    (tmp_path / "elsewhere.txt").write_bytes(b"x")          # unowned, below no package
+    (tmp_path / "two/c.txt").chmod(0o755)                   # mode, op two
+    whole = m.verify_files(tmp_path, manifest)
+    assert "elsewhere.txt" in whole.extra
+    for names in (["one"], ["two"], ["one", "two"]):
+        narrowed = m.narrow_report(manifest, whole, names)
+        assert narrowed == m.verify_files(tmp_path, manifest, names), names
+        assert not narrowed.clean
+    assert m.narrow_report(manifest, whole, ["one"]).extra == ("one/stray.txt",)
+    assert m.narrow_report(manifest, whole, ["two"]).extra == ("one-more/extra.txt",)
+    with pytest.raises(KeyError, match="nosuch"):
+        m.narrow_report(manifest, whole, ["nosuch"])
+
+
+def test_status_hashes_each_vendored_file_once(tmp_path, monkeypatch):
+    from cake_vendor.verify import vendor_status
+
+    manifest = _two_op_manifest()
+    for rel in manifest.files():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(rel.rsplit("/", 1)[1][0].encode())
+    (tmp_path / m.MANIFEST_NAME).write_bytes(m.dump_manifest(manifest))
+    (tmp_path / "two/c.txt").write_bytes(b"e")  # same size: hashed, then found modified
+    hashed: list[bytes] = []
+    real = m.git_blob_id
+
+    def counting(data: bytes, object_format: str = "sha1") -> str:
+        hashed.append(data)
+        return real(data, object_format)
+
+    monkeypatch.setattr(m, "git_blob_id", counting)
+    status = vendor_status(tmp_path)
+    assert len(hashed) == 4
+    assert not status["clean"] and status["ops"]["one"]["clean"]
+    assert status["ops"]["two"]["drift"]["modified"] == ["two/c.txt"]
+    assert status["ops"]["two"]["files"] == 2
+
+
 def test_manifest_module_needs_no_gitpython():
     code = ("import sys; import miles_ext_kernels.cake.manifest; "
             "assert 'git' not in sys.modules and 'cake_vendor' not in sys.modules")

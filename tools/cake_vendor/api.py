@@ -26,7 +26,7 @@ from miles_ext_kernels.cake.manifest import (
 from . import TOOL_VERSION
 from .apply import FaultHook, apply_plan, recover
 from .collect import CollectedPackage, collect_packages, lookup
-from .config import load_config
+from .config import load_config, require_checkout_root
 from .downstream import GITATTRIBUTES, GITIGNORE, check_downstream
 from .errors import VendorError
 from .gitsource import UpstreamRepo
@@ -76,8 +76,9 @@ class VendorResult:
 
 
 def vendor_dir_for(root: Path) -> Path:
-    """The vendor directory of the downstream repo at ``root``."""
-    return load_config(root).vendor_dir
+    """The vendor directory of the downstream repo at ``root`` (a miles-ext-kernels checkout:
+    it holds ``miles_ext_kernels/cake``; else a VendorError)."""
+    return load_config(require_checkout_root(root, "root")).vendor_dir
 
 
 def _progress_factory(stream: TextIO | None) -> Callable[[int], object] | None:
@@ -188,12 +189,14 @@ def vendor_op(
 ) -> VendorResult:
     """Vendor ``op`` from ``checkout`` at ``commit`` into ``root``'s vendor directory.
 
-    ``checkout`` None uses the configured default. Raises :class:`VendorError` on any refusal
-    (nothing written). ``fault(step)`` is called at each apply step (tests inject failures).
+    ``root`` is a miles-ext-kernels checkout (it holds ``miles_ext_kernels/cake``), as the
+    CLI's ``--root``; ``checkout`` None uses the configured default. Raises
+    :class:`VendorError` on any refusal (nothing written). ``fault(step)`` is called at each
+    apply step (tests inject failures).
     """
     if not _OP_NAME.match(op):
         raise VendorError(f"--op {op!r}: use lower-case letters, digits and underscores")
-    config = load_config(Path(root))
+    config = load_config(require_checkout_root(root, "root"))
     vendor_dir = config.vendor_dir
     checkout = Path(checkout) if checkout is not None else config.checkout
     with UpstreamRepo(checkout) as repo:

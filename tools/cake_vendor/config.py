@@ -44,14 +44,15 @@ def find_root(start: Path) -> Path:
     return Path(__file__).resolve().parents[2]
 
 
-def require_checkout_root(root: Path) -> Path:
-    """``root`` when it is a miles-ext-kernels checkout (holds ``miles_ext_kernels/cake``)."""
+def require_checkout_root(root: Path, name: str = "--root") -> Path:
+    """``root`` when it is a miles-ext-kernels checkout (holds ``miles_ext_kernels/cake``);
+    else a VendorError that calls it ``name`` (the CLI's option, or the API's argument)."""
     root = Path(root)
     if not root.is_dir():
-        raise VendorError(f"--root {str(root)!r}: no such directory")
+        raise VendorError(f"{name} {str(root)!r}: no such directory")
     if not root.joinpath(*PACKAGE_SUBDIR).is_dir():
         raise VendorError(
-            f"--root {str(root)!r} is not a miles-ext-kernels checkout (it has no "
+            f"{name} {str(root)!r} is not a miles-ext-kernels checkout (it has no "
             f"{'/'.join(PACKAGE_SUBDIR)}); give the root of the repository to vendor into"
         )
     return root

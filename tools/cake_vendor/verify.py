@@ -11,6 +11,7 @@ from miles_ext_kernels.cake.manifest import (
     ManifestError,
     VerifyReport,
     load_manifest,
+    narrow_report,
     verify_files,
 )
 
@@ -71,13 +72,14 @@ def vendor_status(vendor_dir: Path) -> dict:
     """Per op: upstream, ref, commit, layout, license, packages with file counts, clean or not.
 
     ``clean`` and ``drift`` at the top are :func:`verify_vendor`'s verdict on the whole vendor
-    directory (files that no op owns included), so ``status`` and ``verify`` agree.
+    directory (files that no op owns included), so ``status`` and ``verify`` agree. Each file
+    is hashed once: the per-op verdicts are narrowed from the whole directory's.
     """
     manifest = require_manifest(vendor_dir)
     whole = _verify(vendor_dir, manifest, None)
     ops = {}
     for name, op in manifest.ops.items():
-        report = _verify(vendor_dir, manifest, [name])
+        report = narrow_report(manifest, whole, [name])
         ops[name] = {
             "ref": op.ref,
             "commit": op.commit,
