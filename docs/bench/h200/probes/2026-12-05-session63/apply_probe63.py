@@ -2,7 +2,8 @@
 session 59's apply_probe.py: MILES_TIMELINE=1 prints, per CTA, %globaltimer (us from the first
 CTA's entry) at entry, weights staged, first iteration's rows landed, last iteration's start,
 last iteration's rows landed, thread 0's rows done, every thread's rows done (a __syncthreads
-before write_chunk_sums, which starts with one), partial written, grid barrier out, fold done.
+before write_chunk_sums, which starts with one), partial written, grid barrier out, fold done;
+and session 59's MEK_PROBE_SKIP (1: no fold, 2: no barrier and no fold; dw not computed).
 Probe code only; never in the product."""
 P = "miles_ext_kernels/kernels/rmsnorm"
 
@@ -14,7 +15,7 @@ def sub(path, old, new):
 
 
 sub(f"{P}/include/miles_rmsnorm/params.h", "  RowAddress gh_addr;\n};",
-    "  RowAddress gh_addr;\n  unsigned long long* stamps;  // PROBE\n};")
+    "  RowAddress gh_addr;\n  unsigned long long* stamps;  // PROBE\n  int probe;  // PROBE\n};")
 B = f"{P}/include/miles_rmsnorm/backward.cuh"
 sub(B, "namespace miles_rmsnorm {\n", """namespace miles_rmsnorm {
 
@@ -43,7 +44,14 @@ sub(B, "        chunk.stride);\n", "        chunk.stride);\n    probe_stamp(p, 6
     "    __syncthreads();\n    probe_stamp(p, 7);\n")
 sub(B, "  if (single_chunk) return;\n  if (uses_cluster_fold<VPT, D>(p)) {\n",
     "  probe_stamp(p, 8);\n  if (single_chunk) return;\n  if (uses_cluster_fold<VPT, D>(p)) {\n")
-sub(B, "  barrier.sync();\n", "  barrier.sync();\n  probe_stamp(p, 9);\n")
+sub(B, "  GridBarrier barrier{", "  if (p.probe == 2) return;\n  GridBarrier barrier{")
+sub(B, "  barrier.sync();\n", """  barrier.sync();
+  probe_stamp(p, 9);
+  if (p.probe == 1) {
+    barrier.finish();
+    return;
+  }
+""")
 sub(B, "                combine, VPT == 1);\n  barrier.finish();\n}",
     "                combine, VPT == 1);\n  barrier.finish();\n  probe_stamp(p, 10);\n}")
 sub(B, "  if (blockIdx.x < p.n_chunks) SharedWeights::issue_raw<WT>(p, raw);\n",
@@ -62,6 +70,7 @@ sub(K, "#include <cstdlib>\n", "#include <cstdio>\n#include <cstdlib>\n")
 sub(K, """      launch.cooperative();
       return cudaLaunchKernelEx(&launch.config, kernel, *p);""", """      launch.cooperative();
       miles_rmsnorm::BackwardParams q = *p;  // PROBE
+      if (const char* sk = std::getenv("MEK_PROBE_SKIP")) q.probe = std::atoi(sk);
       const char* tl = std::getenv("MILES_TIMELINE");
       static unsigned long long* stamps = nullptr;
       constexpr int S = miles_rmsnorm::kStamps;

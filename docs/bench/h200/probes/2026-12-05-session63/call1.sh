@@ -8,8 +8,9 @@
 #            not the CTA's: the four row groups of a 1024-thread CTA no longer wait for each
 #            other every iteration).
 # Then: dx / dw bits of N against main (bits63.py), torch.add of the same bytes (add_rows.py),
-# the sm_90a SASS of the BF16 three-stage kernel, the timelines, rows.py A N N A (plain BF16),
-# A N (FP32 weights, residual), and the GPU suite on N (every module built).
+# the sm_90a SASS of the BF16 three-stage kernel, the timelines, the end phase's pieces (P with
+# its fold or barrier skipped) and a two-stage ring for one CTA an SM (A_d2), rows.py A N N A
+# (plain BF16), A N (FP32 weights, residual), and the GPU suite on N (every module built).
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 P=docs/bench/h200/probes/2026-12-05-session63
 TL=docs/bench/h200/probes/2026-12-02-session40/tl.py
@@ -35,6 +36,15 @@ timeout -s KILL 100 python3 $P/add_rows.py 16384x2048,16384x4096,65536x2048,6553
 (cd /tmp/P && timeout -s KILL 90 python3 $TL 16384x2048,65536x2048,16384x4096,4096x2048 3 256 \
   2> $OUT/tl.txt; python3 $P/tl63_summary.py $OUT/tl.txt > $OUT/tl_summary.txt)
 echo "timelines $(( $(date +%s) - t0 )) s"
+# The end phase after steps 96-97 (session 59's skips: no fold; no barrier and no fold), and a
+# ring of two stages for the 1024-thread CTAs (a 150000-byte cap leaves the 512-thread ones three).
+SK=16384x2048,16384x4096,65536x2048
+rows_run skip.txt A . plain bf16 $SK X=0
+rows_run skip.txt P /tmp/P plain bf16 $SK X=0
+rows_run skip.txt P_nofold /tmp/P plain bf16 $SK MEK_PROBE_SKIP=1
+rows_run skip.txt P_nobar /tmp/P plain bf16 $SK MEK_PROBE_SKIP=2
+rows_run skip.txt A_d2 . plain bf16 $SK MILES_EXT_KERNELS_SMEM_LIMIT=150000
+rows_run skip.txt A . plain bf16 $SK X=0
 SH=16384x2048,16384x4096,65536x2048,65536x4096,4096x2048,4096x4096,65536x8192,16384x12288
 for m in A N N A; do
   case $m in A) tree=.;; *) tree=/tmp/$m;; esac
@@ -47,4 +57,5 @@ done
 echo "ab $(( $(date +%s) - t0 )) s"
 (cd /tmp/N && gpu_suite)
 cat $OUT/tl_summary.txt
+cat $OUT/skip.txt | cut -c1-160
 python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/bwd.txt
