@@ -8,7 +8,7 @@
 #            not the CTA's: the four row groups of a 1024-thread CTA no longer wait for each
 #            other every iteration).
 # Then: dx / dw bits of N against main (bits63.py), torch.add of the same bytes (add_rows.py),
-# the sm_90a SASS of the BF16 three-stage kernel, the timelines, the end phase's pieces (P with
+# the timelines, the end phase's pieces (P with
 # its fold or barrier skipped) and a two-stage ring for one CTA an SM (A_d2), rows.py A N N A
 # (plain BF16), A N (FP32 weights, residual), and the GPU suite on N (every module built).
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
@@ -21,10 +21,6 @@ rm -rf /tmp/P /tmp/N && cp -r . /tmp/P && cp -r . /tmp/N \
 build_matching . A 2 'miles_rmsnorm_bwd__h(2048|4096|8192|12288)(_|$)' &
 build_matching /tmp/P P 2 'miles_rmsnorm_bwd__h(2048|4096)(_|$)' &
 (cd /tmp/N && build_tree 11) &
-(cd $PKG && nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude -cubin \
-  csrc/miles_rmsnorm_bwd_kernel.cu -o /tmp/bwd.cubin && cuobjdump -sass \
-  -fun '_ZN13miles_rmsnorm29backward_deterministic_kernelI13__nv_bfloat16S1_Li1ELi3ELb0ELb0EEEvNS_14BackwardParamsE' \
-  /tmp/bwd.cubin > $OUT/sass_bf16_d3.txt; wc -l $OUT/sass_bf16_d3.txt) &
 wait
 echo "builds $(( $(date +%s) - t0 )) s"
 BITS=16384x2048,4096x4096,16384x12288,1000x2048,64x8192
