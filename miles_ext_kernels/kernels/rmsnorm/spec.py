@@ -134,6 +134,7 @@ BACKWARD_SPREAD_CHUNKS = 8
 # hidden) as before, so dw keeps its bits on every grid; the record's partials keep 264 rows.
 BACKWARD_LARGE_ROWS = 16384
 BACKWARD_LARGE_CHUNKS = 132
+BACKWARD_LARGE_BLOCK = 1024  # the one-vector CTA's largest (config.h: backward_max_block(1))
 BACKWARD_LARGE_ARCHES = ("sm_90a",)
 # The atomic program runs as many CTAs as fit on an SM: one-vector CTAs use at most 64 registers
 # a thread (1024 threads an SM), four-vector CTAs up to 128 (one CTA an SM).
@@ -694,7 +695,7 @@ def backward_large_block(cfg: dict[str, int], rows: int, n_chunks: int) -> int:
     if (not backward_large_hidden(cfg) or rows < BACKWARD_LARGE_ROWS
             or n_chunks != BACKWARD_LARGE_CHUNKS):
         return 0
-    return 1024 // cfg["tpr"] * cfg["tpr"]
+    return BACKWARD_LARGE_BLOCK // cfg["tpr"] * cfg["tpr"]
 
 
 def backward_max_chunks(cfg: dict[str, int]) -> int:
@@ -923,7 +924,7 @@ def build_description() -> dict[str, Any]:
                     modules[main_name],
                     workspace_rule=dict(main["workspace_rule"], large_rows=BACKWARD_LARGE_ROWS,
                                         large_max_chunks=BACKWARD_LARGE_CHUNKS),
-                    launch=dict(main["launch"], block=[1024, 1, 1]))
+                    launch=dict(main["launch"], block=[BACKWARD_LARGE_BLOCK, 1, 1]))
                 large[main_name] = large_name
         else:
             cluster["bwd"].append(name)
