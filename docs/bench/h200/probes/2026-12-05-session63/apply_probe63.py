@@ -4,7 +4,15 @@ CTA's entry) at entry, weights staged, first iteration's rows landed, last itera
 last iteration's rows landed, thread 0's rows done, every thread's rows done (a __syncthreads
 before write_chunk_sums, which starts with one), partial written, grid barrier out, fold done;
 and session 59's MEK_PROBE_SKIP (1: no fold, 2: no barrier and no fold; dw not computed).
-Probe code only; never in the product."""
+Probe code only; never in the product. It edits the tree it runs in, so it asks for the copy's
+root by name: `python3 apply_probe63.py --apply-in /tmp/P` (call1.sh), and refuses any other
+invocation (session 64 ran it with `--help` in the checkout by mistake)."""
+import os
+import sys
+
+if len(sys.argv) != 3 or sys.argv[1] != "--apply-in":
+    sys.exit("usage: apply_probe63.py --apply-in COPY_ROOT  (edits COPY_ROOT's kernel sources)")
+os.chdir(sys.argv[2])
 P = "miles_ext_kernels/kernels/rmsnorm"
 
 

@@ -15,7 +15,7 @@ source docs/bench/h200/probes/2026-12-03-session42/common.sh
 P=docs/bench/h200/probes/2026-12-05-session63
 TL=docs/bench/h200/probes/2026-12-02-session40/tl.py
 rm -rf /tmp/P /tmp/N && cp -r . /tmp/P && cp -r . /tmp/N \
-  && (cd /tmp/P && python3 $P/apply_probe63.py && python3 tools/gen_kernel_build_json.py > /dev/null) \
+  && (python3 $P/apply_probe63.py --apply-in /tmp/P && cd /tmp/P && python3 tools/gen_kernel_build_json.py > /dev/null) \
   && (cd /tmp/N && git apply $P/group_sync.patch && python3 tools/gen_kernel_build_json.py > /dev/null) \
   || exit 1
 build_matching . A 2 'miles_rmsnorm_bwd__h(2048|4096|8192|12288)(_|$)' &
