@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import BASE_FILES
 from filelock import FileLock
-from upstream_repos import FixtureRepo, snapshot
+from upstream_repos import FixtureRepo, init_downstream, snapshot
 
 import cake_vendor.api as api
 import cake_vendor.apply as apply_module
@@ -253,9 +253,7 @@ def test_fault_at_any_step_leaves_previous_state(upstream, vendor, step_index):
         steps.append(step)
 
     # learn the steps on a scratch copy of the same transition
-    scratch = FixtureRepo(upstream.path.parent / "scratch-down")
-    scratch_root = scratch.path
-    (scratch_root / "miles_ext_kernels" / "cake").mkdir(parents=True)
+    scratch_root = init_downstream(upstream.path.parent / "scratch-down")
     api.vendor_op(scratch_root, upstream.path, first, "demo", ("flashinfer/pkg",))
     api.vendor_op(scratch_root, upstream.path, second, "demo", ("flashinfer/pkg",), fault=record)
     assert len(steps) >= 12 and steps[-1] == "manifest-temp"

@@ -127,11 +127,17 @@ def _two_op_manifest() -> m.Manifest:
     })
 
 
+def _write_two_op_files(root: Path, manifest: m.Manifest) -> None:
+    """Each file of ``_two_op_manifest`` under ``root``, as recorded (its name's first letter)."""
+    for rel in manifest.files():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(rel.rsplit("/", 1)[1][0].encode())
+
+
 def test_narrowed_reports_equal_per_op_verification(tmp_path):
     manifest = _two_op_manifest()
+    _write_two_op_files(tmp_path, manifest)
     for rel, entry in manifest.files().items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(rel.rsplit("/", 1)[1][0].encode())
         assert m.git_blob_id((tmp_path / rel).read_bytes(), "sha1") == entry.blob
     whole = m.verify_files(tmp_path, manifest)
     assert whole.clean and whole.checked == 4
@@ -157,9 +163,7 @@ def test_status_hashes_each_vendored_file_once(tmp_path, monkeypatch):
     from cake_vendor.verify import vendor_status
 
     manifest = _two_op_manifest()
-    for rel in manifest.files():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(rel.rsplit("/", 1)[1][0].encode())
+    _write_two_op_files(tmp_path, manifest)
     (tmp_path / m.MANIFEST_NAME).write_bytes(m.dump_manifest(manifest))
     (tmp_path / "two/c.txt").write_bytes(b"e")  # same size: hashed, then found modified
     hashed: list[bytes] = []
