@@ -140,7 +140,8 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
     static_assert(8 * kShape.vpt * kShape.tpr == kHidden, "a whole number of vectors a thread");
     if constexpr (kShape.vpt == VPT) {
       constexpr bool kPerHead = miles_rmsnorm::fixed_forward_per_head(kHidden);
-      if (q.hidden == kHidden && q.tpr == kShape.tpr && (q.heads == 1 || kPerHead)) {
+      if (q.hidden == kHidden && q.tpr == kShape.tpr &&
+          miles_rmsnorm::fixed_forward_rows_of(q.hidden, q.heads)) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
         if constexpr (!kRes && VPT == 2 && kHidden == miles_rmsnorm::kFixedHalvesHidden) {
@@ -279,9 +280,8 @@ struct ForwardLaunch {
       int device = 0;
       const bool known_device = small_batch && cudaGetDevice(&device) == cudaSuccess;
       // Rows that one CTA would compute with forward_fixed_kernel (launch_fixed_forward's test).
-      const bool fixed_kernel =
-          std::is_same_v<XT, __nv_bfloat16> && miles_rmsnorm::fixed_forward_hidden(p->hidden) &&
-          (p->heads == 1 || miles_rmsnorm::fixed_forward_per_head(p->hidden));
+      const bool fixed_kernel = std::is_same_v<XT, __nv_bfloat16> &&
+                                miles_rmsnorm::fixed_forward_rows_of(p->hidden, p->heads);
       const RowSplit split =
           known_device ? split_row_ctas(*p, static_cast<int>(sizeof(WT)), fixed_kernel, device)
                        : RowSplit{0, false};

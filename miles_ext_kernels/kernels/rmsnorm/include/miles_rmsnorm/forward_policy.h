@@ -179,6 +179,14 @@ constexpr bool fixed_forward_per_head(int64_t hidden) {
   return fixed_forward_hidden(hidden) && forward_config(hidden).tpr == 32;
 }
 
+// Whether one CTA a row of BF16 activations at `hidden` (a row of `heads` heads' views) runs as
+// forward_fixed_kernel: a fixed size, rows of one head or per-head views where
+// fixed_forward_per_head says. The launcher's fixed-kernel instances and its split choice
+// (split_row_default's fixed_kernel) both test this.
+constexpr bool fixed_forward_rows_of(int64_t hidden, int64_t heads) {
+  return fixed_forward_hidden(hidden) && (heads == 1 || fixed_forward_per_head(hidden));
+}
+
 // The hidden size whose rows take half a warp (forward_config: tpr 16, one vector a thread) with a
 // forward_fixed_kernel instance: its BF16 plain calls on the loop-free grid of two rows a CTA (the
 // small batches and the spread window), per-head views included, take that instance at TPR 16,
