@@ -1144,9 +1144,21 @@ def _atomic_route(decide, hidden: int):
     return forced
 
 
+@pytest.fixture
+def force_atomic_program(monkeypatch):
+    """A function that routes the first-party deterministic=False backward of a hidden size to the
+    atomic program (_atomic_route) for the rest of the test. Each use and the teardown clear the
+    dispatch caches, so no launch plan made with either decision outlives it."""
+    def force(hidden: int) -> None:
+        monkeypatch.setattr(dispatch, "decide", _atomic_route(dispatch.decide, hidden))
+        dispatch.clear_caches()
+    yield force
+    dispatch.clear_caches()
+
+
 @pytest.mark.parametrize(("hidden", "rows"), [(4096, 40000), (8192, 12000), (2048, 3001)])
-def test_atomic_program_of_one_vector_a_thread_keeps_the_dx_bits_where_forced(monkeypatch,
-                                                                              hidden, rows):
+def test_atomic_program_of_one_vector_a_thread_keeps_the_dx_bits_where_forced(
+        force_atomic_program, hidden, rows):
     """The atomic program's one-vector instances (H <= 8192): the routes take them only for 2-16
     rows on GPUs without clusters, since the deterministic program measured faster past 16 rows
     (docs/kernels.md, step 95), so here they are forced through the dispatch decision."""
@@ -1155,14 +1167,9 @@ def test_atomic_program_of_one_vector_a_thread_keeps_the_dx_bits_where_forced(mo
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
     dx_det, dw_det = rmsnorm_backward(g, x, w, rstd, **FP)
     assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd"
-    monkeypatch.setattr(dispatch, "decide", _atomic_route(dispatch.decide, hidden))
-    dispatch.clear_caches()  # and the launch plans recorded with the unforced decisions
-    try:
-        assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
-        dx_fast, dw_fast = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
-    finally:
-        monkeypatch.undo()
-        dispatch.clear_caches()
+    force_atomic_program(hidden)
+    assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
+    dx_fast, dw_fast = rmsnorm_backward(g, x, w, rstd, deterministic=False, **FP)
     assert torch.equal(dx_fast, dx_det)
     _assert_atomic_dw(x, w, g, dw_fast, dw_det)
 
@@ -1722,13 +1729,11 @@ def test_backward_with_less_shared_memory_keeps_its_bits(monkeypatch, hidden, li
 
 @pytest.mark.parametrize("limit", list(SMEM_LIMITS.values()), ids=list(SMEM_LIMITS))
 @pytest.mark.parametrize(("hidden", "rows"), [(4096, 40000), (8192, 12000), (16384, 3001)])
-def test_atomic_backward_with_less_shared_memory_keeps_its_dx(monkeypatch, request, hidden, rows,
-                                                              limit):
+def test_atomic_backward_with_less_shared_memory_keeps_its_dx(monkeypatch, force_atomic_program,
+                                                              hidden, rows, limit):
     _skip_unless_first_party(hidden, deterministic=False)
     if hidden <= 8192:  # one vector a thread: not routed past 16 rows (step 95), so forced
-        monkeypatch.setattr(dispatch, "decide", _atomic_route(dispatch.decide, hidden))
-        dispatch.clear_caches()
-        request.addfinalizer(dispatch.clear_caches)
+        force_atomic_program(hidden)
     assert _backward_program(hidden, rows, deterministic=False) == "miles_rmsnorm_bwd_nondet"
     x, w, g, _ = _inputs(rows, hidden, seed=12)
     _, rstd = rmsnorm_forward(x, w, EPS, **FP)
