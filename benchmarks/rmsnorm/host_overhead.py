@@ -4,7 +4,10 @@ Small-T training steps are often host-bound, so the latency a call adds on the C
 much as the kernel. Each entry runs ``calls`` back-to-back calls of a tiny shape, timed with
 ``time.perf_counter``, synchronising only before and after (the GPU never holds the CPU back
 while the host cost exceeds the kernel time). The best of ``repeats`` runs is reported, along
-with a one-kernel baseline (``torch.add``) that shows the floor of any PyTorch launch.
+with a one-kernel baseline (``torch.add``) that shows the floor of any PyTorch launch, and a
+Python ``autograd.Function`` of one launch each way that shows the floor of any autograd step
+made of one (the engine's handoff to its device thread and the Function's own cost: most of
+PyTorch's own step on the H100 machine's CPU, docs/bench/h200/probes/2026-12-05-session66.md).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from benchmarks.rmsnorm.candidates import EPS, _ours_api
 
 HOST_TOKENS = 4
 HOST_HIDDEN = 2048
+FUNCTION_FLOOR = "Python autograd.Function fwd+bwd (one launch each: the floor)"
 
 
 def _sync(device: torch.device) -> None:
@@ -50,6 +54,19 @@ def _tiny_inputs(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torc
     return x, g, w
 
 
+class _CloneFunction(torch.autograd.Function):
+    """One launch forward, one backward: the floor of an autograd step through a Python
+    Function."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        return grad.clone()
+
+
 def _torch_entries(device: torch.device) -> dict[str, Callable[[], object]]:
     x, g, w = _tiny_inputs(device)
     entries: dict[str, Callable[[], object]] = {
@@ -71,6 +88,7 @@ def _torch_entries(device: torch.device) -> dict[str, Callable[[], object]]:
         return torch.autograd.grad(y, (xg, wg), g)
 
     entries["PyTorch F.rms_norm fwd+bwd (autograd)"] = torch_autograd_step
+    entries[FUNCTION_FLOOR] = lambda: torch.autograd.grad(_CloneFunction.apply(xg), (xg,), g)
     return entries
 
 

@@ -17,6 +17,7 @@ import torch
 
 from benchmarks.rmsnorm import accuracy, report, shapes, sysinfo, timing
 from benchmarks.rmsnorm.__main__ import main
+from benchmarks.rmsnorm.host_overhead import FUNCTION_FLOOR
 from benchmarks.rmsnorm.inputs import make_input_set
 
 SMOKE_OPS = ("fwd", "bwd", "step")
@@ -104,6 +105,18 @@ def test_smoke_markdown_tables(smoke_run):
     for case in shapes.smoke_grid():
         assert f"| {case.shape_label} | {case.tokens} | yes |" in text
     assert "ours rmsnorm_forward" in text and "PyTorch F.rms_norm fwd" in text
+
+
+def test_host_overhead_prices_ours_beside_the_autograd_floor(smoke_run):
+    """The host table holds ours, PyTorch's and a Python Function's autograd step (the floor any
+    step through a Python autograd.Function pays), each a positive time, with no error of ours."""
+    out, results = smoke_run
+    per_call = results["host_overhead"]["us_per_call"]
+    for name in (FUNCTION_FLOOR, "PyTorch F.rms_norm fwd+bwd (autograd)",
+                 "ours rmsnorm fwd+bwd (autograd)", "ours rmsnorm_backward (auto)"):
+        assert per_call[name] > 0, name
+    assert not [name for name in results["host_overhead"]["errors"] if "ours" in name]
+    assert f"| {FUNCTION_FLOOR} |" in (out / "results.md").read_text()
 
 
 def test_smoke_plots(smoke_run):
