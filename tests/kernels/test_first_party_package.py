@@ -69,7 +69,8 @@ int main() {
       std::printf(" %d %d", forward_fixed_rows(rows, h, false), forward_fixed_rows(rows, h, true));
     }
     std::printf("\n");
-    std::printf("perhead %ld %d\n", h, fixed_forward_per_head(h));
+    std::printf("perhead %ld %d %d %d\n", h, fixed_forward_per_head(h), fixed_forward_rows_of(h, 1),
+                fixed_forward_rows_of(h, 4));
     std::printf("warprows %ld", h);
     const long warp_rows[] = {1, 3072, 3073, 16384, 1L << 30, (1L << 30) + 1};
     for (long rows : warp_rows) {
@@ -524,6 +525,10 @@ def test_config_header_and_spec_tables_agree(tmp_path):
     assert not SPEC.forward_fixed_rows(2048, 248, True)  # no fixed instance
     per_head = [h for h in SPEC.supported_hidden_sizes() if SPEC.fixed_forward_per_head(h)]
     assert per_head == [256, 512]
+    assert [h for h in SPEC.supported_hidden_sizes()
+            if SPEC.fixed_forward_rows_of(h, 1)] == list(SPEC.FORWARD_FIXED_HIDDEN)
+    assert [h for h in SPEC.supported_hidden_sizes()
+            if SPEC.fixed_forward_rows_of(h, 8)] == [256, 512]
     halves = [int(SPEC.fixed_forward_halves(rows, hidden, residual, sms))
               for hidden in (4096, 8192) for rows in (1, 32, 33, 64, 66, 67, 74, 75)
               for sms in (132, 148) for residual in (False, True)]
@@ -588,8 +593,11 @@ def test_config_header_and_spec_tables_agree(tmp_path):
                     for residual in (False, True)]
             assert list(map(int, numbers)) == want, line
             continue
-        if kind == "perhead":  # per-head views through the fixed kernels
-            assert int(numbers[0]) == int(SPEC.fixed_forward_per_head(int(hidden))), line
+        if kind == "perhead":  # per-head views through the fixed kernels; rows the fixed kernel
+            h = int(hidden)     # takes with one head and with four
+            assert list(map(int, numbers)) == [int(SPEC.fixed_forward_per_head(h)),
+                                               int(SPEC.fixed_forward_rows_of(h, 1)),
+                                               int(SPEC.fixed_forward_rows_of(h, 4))], line
             continue
         if kind == "warprows":  # BF16 rows of one warp past the spread window: 4 / vpt a warp
             want = [int(SPEC.forward_warp_rows(rows, int(hidden), residual))

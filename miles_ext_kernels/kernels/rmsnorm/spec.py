@@ -309,6 +309,14 @@ def fixed_forward_per_head(hidden: int) -> bool:
     return hidden in FORWARD_FIXED_HIDDEN and forward_config(hidden)["tpr"] == 32
 
 
+def fixed_forward_rows_of(hidden: int, heads: int) -> bool:
+    """Whether one CTA a row of BF16 activations at ``hidden`` (rows of ``heads`` heads' views)
+    runs as forward_fixed_kernel: a size of FORWARD_FIXED_HIDDEN, rows of one head or per-head
+    views where fixed_forward_per_head says (``fixed_forward_rows_of`` in forward_policy.h: the
+    launcher's fixed-kernel test and split_row_default's ``fixed_kernel``)."""
+    return hidden in FORWARD_FIXED_HIDDEN and (heads == 1 or fixed_forward_per_head(hidden))
+
+
 # The hidden size whose rows take half a warp (forward_config: tpr 16) with a fixed-kernel instance:
 # its BF16 plain calls on the loop-free grid of two rows a CTA (the small batches and the spread
 # window), per-head views included, take forward_fixed_kernel at TPR 16 (forward_policy.h:
