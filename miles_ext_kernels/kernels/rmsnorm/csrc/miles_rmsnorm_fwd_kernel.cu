@@ -141,7 +141,7 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
     if constexpr (kShape.vpt == VPT) {
       constexpr bool kPerHead = miles_rmsnorm::fixed_forward_per_head(kHidden);
       if (q.hidden == kHidden && q.tpr == kShape.tpr &&
-          miles_rmsnorm::fixed_forward_rows_of(q.hidden, q.heads)) {
+          miles_rmsnorm::fixed_forward_rows_of(kHidden, q.heads)) {
         launched = true;
         constexpr bool kRes = (FORM & miles_rmsnorm::kResidual) != 0;
         if constexpr (!kRes && VPT == 2 && kHidden == miles_rmsnorm::kFixedHalvesHidden) {
