@@ -475,6 +475,59 @@ def test_row_division_divides_every_row_index_exactly(tmp_path):
     assert out[4:] == ["outside", "0", "0", "0", "0"], out
 
 
+WAVE_GRID_DUMP = r"""
+#include <cstdio>
+#include "miles_rmsnorm/backward_policy.h"
+int main() {
+  const long chunks[] = {1, 2, 131, 132, 133, 264};
+  for (long n : chunks) {
+    for (unsigned resident = 1; resident <= 300; ++resident) {
+      for (int per_sm = 1; per_sm <= 2; ++per_sm) {
+        const unsigned asked[] = {1, 33, 66, 114, 132, static_cast<unsigned>(n)};
+        for (unsigned grid : asked) {
+          if (grid > n) continue;
+          std::printf("%ld %u %d %u %u\n", n, resident, per_sm, grid,
+                      miles_rmsnorm::backward_wave_grid(grid, n, resident, per_sm));
+        }
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_backward_grid_runs_chunks_in_balanced_waves(tmp_path):
+    """backward_policy.h's backward_wave_grid: never more CTAs than asked or resident; where one
+    CTA fills an SM and the chunks outnumber the resident CTAs, the fewest CTAs that keep the
+    waves the resident grid needs (every CTA ceil(chunks / resident) chunks or one fewer);
+    otherwise the grid as asked, at most the resident CTAs."""
+    source = tmp_path / "waves.cpp"
+    source.write_text(WAVE_GRID_DUMP)
+    exe = tmp_path / "waves"
+    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
+                    "-o", str(exe)], check=True)
+    rows = [tuple(map(int, line.split())) for line in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()]
+    got = {row[:4]: row[4] for row in rows}
+    assert len(got) > 3000 and all(got[row[:4]] == row[4] for row in rows)
+    for (chunks, resident, per_sm, asked), grid in got.items():
+        assert 1 <= grid <= min(asked, resident), (chunks, resident, per_sm, asked, grid)
+        if per_sm == 1 and chunks > resident and asked == chunks:
+            waves = -(-chunks // resident)
+            assert -(-chunks // grid) == waves, (chunks, resident, grid)
+            assert grid == 1 or -(-chunks // (grid - 1)) > waves, (chunks, resident, grid)
+        elif per_sm == 1 and chunks > resident:
+            assert grid == min(asked, -(-chunks // -(-chunks // resident)))
+        else:
+            assert grid == min(asked, resident)
+    # 132 chunks (one CTA an SM): A100 (108 SMs), H100 PCIe (114) and H20 (78) run 66 CTAs of
+    # two chunks; a 46-SM GPU 44 of three; the 132-SM H100 / H200 one CTA a chunk
+    assert [got[(132, sms, 1, 132)] for sms in (132, 114, 108, 78, 66, 46)] == \
+        [132, 66, 66, 66, 66, 44]
+    assert got[(264, 228, 2, 264)] == 228 and got[(132, 114, 1, 33)] == 33
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_config_header_and_spec_tables_agree(tmp_path):
     source = tmp_path / "dump.cpp"

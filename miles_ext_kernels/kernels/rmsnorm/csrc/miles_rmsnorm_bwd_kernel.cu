@@ -1,7 +1,8 @@
 // miles-ext-kernels first-party RMSNorm deterministic backward program: device code and its
-// host launcher — cooperative (the grid is clamped to what the device keeps co-resident; the
-// chunk partition, and so every bit of dw, does not depend on it), or one thread-block cluster
-// that folds the chunks through distributed shared memory (launch_one_cluster).
+// host launcher — cooperative (the grid is at most what the device keeps co-resident, in balanced
+// waves where there are more chunks: backward_wave_grid; the chunk partition, and so every bit
+// of dw, does not depend on it), or one thread-block cluster that folds the chunks through
+// distributed shared memory (launch_one_cluster).
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -104,10 +105,8 @@ struct DeterministicLaunch {
       s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
       if (s != cudaSuccess) return s;
       if (per_sm < 1) return cudaErrorInvalidConfiguration;
-      unsigned int grid = grid_x;
-      const unsigned int resident = static_cast<unsigned int>(per_sm) * sms;
-      if (grid > resident) grid = resident;
-      if (grid < 1) grid = 1;
+      const unsigned int grid = miles_rmsnorm::backward_wave_grid(
+          grid_x, p->n_chunks, static_cast<unsigned int>(per_sm) * sms, per_sm);
       if (launched) *launched = grid;
       miles_rmsnorm::OneDimLaunch launch(grid, block, smem, stream);
       launch.cooperative();

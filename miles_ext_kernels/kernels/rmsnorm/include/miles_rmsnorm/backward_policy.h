@@ -1,7 +1,7 @@
 // miles-ext-kernels first-party RMSNorm: the deterministic backward launcher's measured choices of
-// kernel instance (host code). None changes a bit of dx or dw (the instances have the same
-// arithmetic and the same chunk partition), only how long a call takes; the numbers are the
-// H200's (docs/kernels.md, step 74).
+// kernel instance and grid (host code). None changes a bit of dx or dw (the instances have the
+// same arithmetic and the same chunk partition), only how long a call takes; the numbers are the
+// H200's (docs/kernels.md, step 74) and, for the grid, an H100 SXM's (step 100).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,30 @@ constexpr int64_t kKeepBackwardMinElements = int64_t{1} << 28;
 inline bool backward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
   return !residual && backward_config(hidden).vpt == 1 &&
          rows * hidden >= kKeepBackwardMinElements;
+}
+
+// The CTAs of the deterministic backward's cooperative launch of `chunks` chunks when the device
+// keeps `per_sm` CTAs an SM, `resident` in all, and the caller asks for `grid` (at most `chunks`).
+// The chunk count is the package's, not the GPU's (dw's bits do not depend on the GPU), so a GPU
+// that keeps fewer CTAs resident than there are chunks runs them in waves. Where one CTA fills an
+// SM it takes the fewest CTAs that keep that number of waves, every CTA the same number of chunks
+// or one fewer (132 chunks on 66-131 SMs: 66 CTAs of two), instead of every resident CTA with
+// some taking a second chunk alone, at the rate of the few SMs still streaming. Measured with the
+// grid forced on an H100 SXM at 16384 x 2048, 65536 x 4096 and 16384 x 6144 (docs/kernels.md,
+// step 100): 114 CTAs (an H100 PCIe's) 1.47-1.55 times the 132-CTA time, 108 (an A100's)
+// 1.42-1.48, 78 (an H20's) 1.28-1.33, 66 1.27-1.32 (12-17% less than 114); 44 CTAs of three
+// level with 46. Where CTAs share an SM, or the grid fits, the grid stays as asked (at most
+// `resident`). No bit of dx or dw depends on the CTA count.
+inline unsigned int backward_wave_grid(unsigned int grid, int64_t chunks, unsigned int resident,
+                                       int per_sm) {
+  if (resident < 1) resident = 1;
+  if (grid > resident) grid = resident;
+  if (per_sm == 1 && chunks > static_cast<int64_t>(resident)) {
+    const int64_t waves = (chunks + resident - 1) / resident;
+    const int64_t balanced = (chunks + waves - 1) / waves;
+    if (static_cast<int64_t>(grid) > balanced) grid = static_cast<unsigned int>(balanced);
+  }
+  return grid < 1 ? 1 : grid;
 }
 
 }  // namespace miles_rmsnorm
