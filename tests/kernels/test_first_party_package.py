@@ -528,6 +528,38 @@ def test_backward_grid_runs_chunks_in_balanced_waves(tmp_path):
     assert got[(264, 228, 2, 264)] == 228 and got[(132, 114, 1, 33)] == 33
 
 
+RING_DEPTH_DUMP = r"""
+#include <cstdio>
+#include "miles_rmsnorm/backward_policy.h"
+int main() {
+  const int blocks[] = {256, 512, 768, 992, 1024};
+  const long rows[] = {1, 16383, 16384, 65536};
+  for (int block : blocks) {
+    for (long r : rows) {
+      std::printf("%d %ld %d\n", block, r, miles_rmsnorm::backward_max_stages(block, r));
+    }
+  }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_backward_ring_depth_policy(tmp_path):
+    """backward_policy.h's backward_max_stages: two stages for 1024-thread CTAs from
+    BACKWARD_LARGE_ROWS rows (step 101), three for every other CTA and row count."""
+    source = tmp_path / "stages.cpp"
+    source.write_text(RING_DEPTH_DUMP)
+    exe = tmp_path / "stages"
+    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
+                    "-o", str(exe)], check=True)
+    got = {(int(b), int(r)): int(d) for b, r, d in (line.split() for line in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())}
+    assert len(got) == 20
+    assert {key for key, depth in got.items() if depth == 2} == {
+        (1024, SPEC.BACKWARD_LARGE_ROWS), (1024, 65536)}
+    assert set(got.values()) == {2, 3}
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_config_header_and_spec_tables_agree(tmp_path):
     source = tmp_path / "dump.cpp"

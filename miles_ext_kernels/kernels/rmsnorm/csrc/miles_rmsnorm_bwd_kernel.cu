@@ -76,6 +76,7 @@ struct DeterministicLaunch {
     const bool keep = p->heads == 1 &&
                       miles_rmsnorm::backward_keep_rows(
                           p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0);
+    const int max_stages = miles_rmsnorm::backward_max_stages(static_cast<int>(block), p->rows);
     return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem,
                                                                       size_t limit) {
       constexpr int D = decltype(stages)::value;
@@ -111,7 +112,7 @@ struct DeterministicLaunch {
       miles_rmsnorm::OneDimLaunch launch(grid, block, smem, stream);
       launch.cooperative();
       return cudaLaunchKernelEx(&launch.config, kernel, *p);
-    });
+    }, max_stages);
   }
 };
 

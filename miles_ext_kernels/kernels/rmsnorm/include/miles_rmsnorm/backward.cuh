@@ -66,15 +66,19 @@ inline bool nonportable_clusters_allowed() {
 }
 
 // Calls launch(std::integral_constant<int, D>{}, bytes(D), limit) with the deepest ring D
-// (backward_stages(VPT) down to 1) whose CTA needs at most the device's shared memory `limit`
-// (backward_smem_limit); cudaErrorLaunchOutOfResources where not even one stage fits.
+// (backward_stages(VPT), at most `max_stages`, down to 1) whose CTA needs at most the device's
+// shared memory `limit` (backward_smem_limit); cudaErrorLaunchOutOfResources where not even one
+// stage fits.
 template <int VPT, typename Bytes, typename Launch>
-inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch) {
+inline cudaError_t launch_deepest_ring(int device, Bytes bytes, Launch launch,
+                                       int max_stages = backward_stages(VPT)) {
   size_t limit = 0;
   const cudaError_t status = backward_smem_limit(device, &limit);
   if (status != cudaSuccess) return status;
   if constexpr (backward_stages(VPT) >= 3) {
-    if (bytes(3) <= limit) return launch(std::integral_constant<int, 3>{}, bytes(3), limit);
+    if (max_stages >= 3 && bytes(3) <= limit) {
+      return launch(std::integral_constant<int, 3>{}, bytes(3), limit);
+    }
   }
   if (bytes(2) <= limit) return launch(std::integral_constant<int, 2>{}, bytes(2), limit);
   if (bytes(1) <= limit) return launch(std::integral_constant<int, 1>{}, bytes(1), limit);
