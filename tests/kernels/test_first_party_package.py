@@ -458,18 +458,27 @@ int main() {
 """
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+NEEDS_GXX = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+
+def _run_host_program(tmp_path, name: str, source: str, *flags: str) -> str:
+    """Compiles ``source`` (C++17, the package's include directory) as ``name`` in ``tmp_path``,
+    runs it and returns its standard output: how the host-side policies are checked as built."""
+    path = tmp_path / f"{name}.cpp"
+    path.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["g++", "-std=c++17", *flags, "-I", str(PACKAGE_DIR / "include"), str(path),
+                    "-o", str(exe)], check=True)
+    return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+
+
+@NEEDS_GXX
 def test_row_division_divides_every_row_index_exactly(tmp_path):
     """config.h's row_division / divide_row (the fixed forward kernels' per-head addressing) give
     n / d for rows below 2^31 at every divisor checked: all up to 4096, both sides of each power
     of two up to 2^31, 2000 random ones, each at the range's edges, next to its multiples and at
     random rows; a divisor outside [1, 2^31) gets no division."""
-    source = tmp_path / "division.cpp"
-    source.write_text(ROW_DIVISION_CHECK)
-    exe = tmp_path / "division"
-    subprocess.run(["g++", "-std=c++17", "-O2", "-I", str(PACKAGE_DIR / "include"), str(source),
-                    "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    out = _run_host_program(tmp_path, "division", ROW_DIVISION_CHECK, "-O2").split()
     assert out[0] == "checked" and int(out[1]) > 2_000_000, out
     assert out[2:4] == ["wrong", "0"], out
     assert out[4:] == ["outside", "0", "0", "0", "0"], out
@@ -496,19 +505,14 @@ int main() {
 """
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@NEEDS_GXX
 def test_backward_grid_runs_chunks_in_balanced_waves(tmp_path):
     """backward_policy.h's backward_wave_grid: never more CTAs than asked or resident; where one
     CTA fills an SM and the chunks outnumber the resident CTAs, the fewest CTAs that keep the
     waves the resident grid needs (every CTA ceil(chunks / resident) chunks or one fewer);
     otherwise the grid as asked, at most the resident CTAs."""
-    source = tmp_path / "waves.cpp"
-    source.write_text(WAVE_GRID_DUMP)
-    exe = tmp_path / "waves"
-    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
-                    "-o", str(exe)], check=True)
-    rows = [tuple(map(int, line.split())) for line in subprocess.run(
-        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()]
+    rows = [tuple(map(int, line.split()))
+            for line in _run_host_program(tmp_path, "waves", WAVE_GRID_DUMP).splitlines()]
     got = {row[:4]: row[4] for row in rows}
     assert len(got) > 3000 and all(got[row[:4]] == row[4] for row in rows)
     for (chunks, resident, per_sm, asked), grid in got.items():
@@ -543,33 +547,22 @@ int main() {
 """
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@NEEDS_GXX
 def test_backward_ring_depth_policy(tmp_path):
     """backward_policy.h's backward_max_stages: two stages for 1024-thread CTAs from
     BACKWARD_LARGE_ROWS rows (step 101), three for every other CTA and row count."""
-    source = tmp_path / "stages.cpp"
-    source.write_text(RING_DEPTH_DUMP)
-    exe = tmp_path / "stages"
-    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
-                    "-o", str(exe)], check=True)
-    got = {(int(b), int(r)): int(d) for b, r, d in (line.split() for line in subprocess.run(
-        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())}
+    out = _run_host_program(tmp_path, "stages", RING_DEPTH_DUMP)
+    got = {(int(b), int(r)): int(d) for b, r, d in (line.split() for line in out.splitlines())}
     assert len(got) == 20
     assert {key for key, depth in got.items() if depth == 2} == {
         (1024, SPEC.BACKWARD_LARGE_ROWS), (1024, 65536)}
     assert set(got.values()) == {2, 3}
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@NEEDS_GXX
 def test_config_header_and_spec_tables_agree(tmp_path):
-    source = tmp_path / "dump.cpp"
-    source.write_text(CONFIG_DUMP.replace("{LATENCY_ROWS}",
-                                          "{" + ", ".join(map(str, LATENCY_ROWS)) + "}"))
-    exe = tmp_path / "dump"
-    subprocess.run(["g++", "-std=c++17", "-I", str(PACKAGE_DIR / "include"), str(source),
-                    "-o", str(exe)], check=True)
-    lines = subprocess.run([str(exe)], check=True, capture_output=True,
-                           text=True).stdout.splitlines()
+    source = CONFIG_DUMP.replace("{LATENCY_ROWS}", "{" + ", ".join(map(str, LATENCY_ROWS)) + "}")
+    lines = _run_host_program(tmp_path, "dump", source).splitlines()
     small = [line for line in lines if line.startswith("small ")]
     served = [h for h in SPEC.supported_hidden_sizes() if SPEC.backward_config(h)["vpt"] == 1]
     assert len(small) == 12 * len(served) and served[-1] == 8192
