@@ -77,8 +77,26 @@ def print_inductor_configs(tag: str, seen: set, *, sources: bool = False,
             print(src)
 
 
-def _not_flush(name: str) -> bool:
+def not_flush(name: str) -> bool:
+    """Whether a kernel name is not one of the harness's L2 flush kernels."""
     return not any(k in name.lower() for k in ("flush", "fill", "pinned_zero", "elementwise"))
+
+
+def launched_grid(fn: Callable[[], Any], name_part: str) -> int:
+    """The grid (x) of the last kernel whose name holds ``name_part`` that ``fn`` launches, from
+    the profiler's chrome trace (CUPTI records every kernel's launch shape); -1 when none ran.
+    Call ``fn`` once before (built and routed), so that the trace holds its launch alone."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(trace)
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+    grids = [e["args"]["grid"][0] for e in events
+             if name_part in e.get("name", "") and "grid" in e.get("args", {})]
+    return int(grids[-1]) if grids else -1
 
 
 def harness_and_kernels(timer: Any, flush_us: float, bodies: dict[str, Callable[[int], None]],
@@ -100,7 +118,7 @@ def harness_and_kernels(timer: Any, flush_us: float, bodies: dict[str, Callable[
         kern = replay_kernels(replay)
         row[label] = {n: {"n": len(v["dur"]) / 100, "dur": round(statistics.median(v["dur"]), 3),
                           "gap": round(statistics.median(v["gap"]), 3)}
-                      for n, v in kernel_gaps(kern, _not_flush).items()}
+                      for n, v in kernel_gaps(kern, not_flush).items()}
         row[label + "_all"] = sorted({e["name"][:50] for e in kern})
     return row
 

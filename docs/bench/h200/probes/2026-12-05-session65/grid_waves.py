@@ -19,12 +19,14 @@ way).
 import json
 import os
 import sys
-import tempfile
 
 import torch
 
 from benchmarks.rmsnorm import timing
 from miles_ext_kernels.cake import rmsnorm_backward, rmsnorm_workspace
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_trace import launched_grid  # noqa: E402
 
 shapes = sys.argv[1].split(",")
 grids = [None if v == "none" else int(v) for v in sys.argv[2].split(",")]
@@ -32,24 +34,6 @@ device = torch.device("cuda")
 timer = timing.Timer(device)
 flush_us = timing.measure_flush_us(timer)
 n_sets = 2
-
-
-def launched_ctas(fn) -> int:
-    """The grid of the deterministic backward kernel fn launches, from the profiler's chrome
-    trace (CUPTI records every kernel's launch shape; -1 when none ran). fn has run once
-    before (built and routed), so the trace holds its launch alone."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        trace = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(trace)
-        with open(trace) as f:
-            events = json.load(f)["traceEvents"]
-    grids = [e["args"]["grid"][0] for e in events
-             if "backward_deterministic_kernel<" in e.get("name", "")
-             and "grid" in e.get("args", {})]
-    return int(grids[-1]) if grids else -1
 
 
 for shape in shapes:
@@ -73,9 +57,10 @@ for shape in shapes:
     dw_ref = body(0, None).clone()
     us, launched, equal = {}, {}, True
     for grid in grids:
-        same = torch.equal(body(0, grid), dw_ref)  # also the warm call launched_ctas needs
+        same = torch.equal(body(0, grid), dw_ref)  # also the warm call launched_grid needs
         equal = equal and same
-        launched[str(grid)] = launched_ctas(lambda grid=grid: body(0, grid))
+        launched[str(grid)] = launched_grid(lambda grid=grid: body(0, grid),
+                                            "backward_deterministic_kernel<")
         stats, errors = timing.measure({"ours": lambda i, grid=grid: body(i, grid)}, timer,
                                        n_sets=n_sets, plan=plan)
         if errors:

@@ -24,7 +24,7 @@ from benchmarks.rmsnorm.inputs import make_input_sets
 from benchmarks.rmsnorm.shapes import Case
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from kernel_trace import _not_flush, replay_kernels  # noqa: E402
+from kernel_trace import not_flush, replay_kernels  # noqa: E402
 
 
 def first_and_second(kernels: list[dict]) -> tuple[list[float], list[float], list[float]]:
@@ -33,7 +33,7 @@ def first_and_second(kernels: list[dict]) -> tuple[list[float], list[float], lis
     first, second, gap = [], [], []
     run: list[dict] = []
     for e in kernels + [{"name": "flush"}]:
-        if _not_flush(e["name"]):
+        if not_flush(e["name"]):
             run.append(e)
             continue
         if len(run) == 2:

@@ -6,41 +6,24 @@ waves may take the grid. Run once without MPS (mode "ref": saves dx and dw) and 
   python mps_probe.py ref|mps /tmp/mps_ref.pt
 
 Prints one JSON line a shape: the SM count the process sees, the CTAs launched (profiler trace),
-the median of five means of 20 calls back to back (warm L2, no flush; a ratio within one
-run only), and under
-MPS whether dx and dw have the reference's bits.
+the median of five means of 20 calls back to back (warm L2, no flush; a ratio within one run
+only), and under MPS whether dx and dw have the reference's bits.
 """
 import json
 import os
 import sys
-import tempfile
 
 import torch
 
 from miles_ext_kernels.cake import rmsnorm_backward, rmsnorm_workspace
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_trace import launched_grid  # noqa: E402
+
 mode, ref_path = sys.argv[1], sys.argv[2]
 shapes = [(16384, 2048), (4096, 4096), (65536, 2048), (2048, 8192)]
 device = torch.device("cuda")
 sms = torch.cuda.get_device_properties(0).multi_processor_count
-
-
-def launched_ctas(fn) -> int:
-    """The grid of the deterministic backward kernel that fn launches (profiler trace)."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        trace = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(trace)
-        with open(trace) as f:
-            events = json.load(f)["traceEvents"]
-    grids = [e["args"]["grid"][0] for e in events
-             if "backward_deterministic_kernel<" in e.get("name", "")
-             and "grid" in e.get("args", {})]
-    return int(grids[-1]) if grids else -1
-
-
 ref = torch.load(ref_path) if mode == "mps" else {}
 for t, h in shapes:
     # Drawn on the CPU: CUDA's generators size their grids by the SM count, so that inputs
@@ -64,7 +47,7 @@ for t, h in shapes:
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         print(json.dumps(row), flush=True)
         continue
-    row["launched"] = launched_ctas(call)
+    row["launched"] = launched_grid(call, "backward_deterministic_kernel<")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(5):  # 20 calls back to back between two events, five times
