@@ -559,6 +559,61 @@ def test_backward_ring_depth_policy(tmp_path):
     assert set(got.values()) == {2, 3}
 
 
+PARAM_OFFSETS_DUMP = r"""
+#include <cstddef>
+#include <cstdio>
+#include "miles_rmsnorm/params.h"
+using miles_rmsnorm::BackwardParams;
+using miles_rmsnorm::ForwardParams;
+#define FIELD(T, f) std::printf("%s %s %zu %zu\n", #T, #f, offsetof(T, f), sizeof(T::f))
+int main() {
+  FIELD(ForwardParams, x); FIELD(ForwardParams, w); FIELD(ForwardParams, y);
+  FIELD(ForwardParams, rstd); FIELD(ForwardParams, eps); FIELD(ForwardParams, flags);
+  FIELD(ForwardParams, x_addr); FIELD(ForwardParams, rows); FIELD(ForwardParams, hidden);
+  FIELD(ForwardParams, heads); FIELD(ForwardParams, u); FIELD(ForwardParams, h_new);
+  FIELD(ForwardParams, u_addr); FIELD(ForwardParams, tpr); FIELD(ForwardParams, groups);
+  FIELD(ForwardParams, group_magic); FIELD(ForwardParams, head_magic);
+  FIELD(ForwardParams, head_shift);
+  FIELD(BackwardParams, g); FIELD(BackwardParams, x); FIELD(BackwardParams, w);
+  FIELD(BackwardParams, rstd); FIELD(BackwardParams, dx); FIELD(BackwardParams, dw);
+  FIELD(BackwardParams, g_h); FIELD(BackwardParams, rows); FIELD(BackwardParams, hidden);
+  FIELD(BackwardParams, flags);
+}
+"""
+
+# Where sm_90 puts a kernel's parameters in constant bank 0, and the bank's line (bytes).
+PARAM_BASE = 0x210
+CONSTANT_LINE = 64
+
+
+@NEEDS_GXX
+def test_kernel_parameters_sit_in_the_lines_a_small_call_reads(tmp_path):
+    """params.h's field order (docs/kernels.md steps 89 and 102): a plain one-row call of
+    forward_fixed_kernel reads x, w, y, rstd, eps and x's row stride, all in the parameters' first
+    64-byte constant line; the residual form's u, h_new and u's row stride share the second; a
+    one-row backward call's pointers, row count, hidden size and flags lie in the first two."""
+    fields = {}
+    for line in _run_host_program(tmp_path, "offsets", PARAM_OFFSETS_DUMP).splitlines():
+        struct, name, offset, size = line.split()
+        fields[(struct, name)] = (PARAM_BASE + int(offset), int(size))
+
+    def line_of(struct: str, name: str, size: int | None = None) -> int:
+        start, whole = fields[(struct, name)]
+        end = start + (size or whole) - 1
+        assert start // CONSTANT_LINE == end // CONSTANT_LINE, (struct, name, start, end)
+        return start // CONSTANT_LINE
+
+    first = PARAM_BASE // CONSTANT_LINE
+    for name in ("x", "w", "y", "rstd", "eps"):
+        assert line_of("ForwardParams", name) == first, name
+    assert line_of("ForwardParams", "x_addr", size=8) == first  # its stride
+    for name in ("u", "h_new"):
+        assert line_of("ForwardParams", name) == first + 1, name
+    assert line_of("ForwardParams", "u_addr", size=8) == first + 1
+    for name in ("g", "x", "w", "rstd", "dx", "dw", "g_h", "rows", "hidden", "flags"):
+        assert line_of("BackwardParams", name) in (first, first + 1), name
+
+
 @NEEDS_GXX
 def test_config_header_and_spec_tables_agree(tmp_path):
     source = CONFIG_DUMP.replace("{LATENCY_ROWS}", "{" + ", ".join(map(str, LATENCY_ROWS)) + "}")

@@ -157,6 +157,10 @@ cudaError_t launch_fixed_forward(const miles_rmsnorm::ForwardParams& q, dim3 gri
         const auto launch_instance = [&](auto rows_a_cta, auto per_head) {
           constexpr int kRows = decltype(rows_a_cta)::value;
           constexpr bool kHeads = decltype(per_head)::value;
+          // With one row a CTA the kernel reads no row count: its grid must be the rows.
+          if (kRows == 1 && static_cast<int64_t>(grid.x) != q.rows) {
+            return cudaErrorInvalidConfiguration;
+          }
           if (miles_rmsnorm::fixed_forward_weights_first(q.rows, kHidden, kRes)) {
             miles_rmsnorm::forward_fixed_kernel<XT, WT, VPT, kShape.tpr, FORM, true, kRows, kHeads>
                 <<<grid, block, 0, stream>>>(q);

@@ -143,9 +143,9 @@ __device__ __forceinline__ void launder(float4& v) {
 __device__ __forceinline__ void launder(float& v) { asm volatile("" : "+f"(v)); }
 
 // Zero computed from loaded bits: an `and` with rows >> 32, zero for a call of fewer than 2^32
-// rows but unknown to ptxas. Folded into a value the row's first use reads, it makes that use wait
-// for the load of `bits`, so ptxas issues that load with the row's instead of after them
-// (fixed_tie, zero_tied_to).
+// rows (or for any other run-time value below 2^32: fixed_tie_source) but unknown to ptxas.
+// Folded into a value the row's first use reads, it makes that use wait for the load of `bits`,
+// so ptxas issues that load with the row's instead of after them (fixed_tie, zero_tied_to).
 __device__ __forceinline__ uint32_t zero_after(uint32_t bits, int64_t rows) {
   uint32_t zero;
   asm("and.b32 %0, %1, %2;" : "=r"(zero) : "r"(bits), "r"(static_cast<uint32_t>(rows >> 32)));

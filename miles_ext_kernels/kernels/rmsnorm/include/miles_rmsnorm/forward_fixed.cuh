@@ -63,19 +63,27 @@ __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   }
 }
 
-// Zero, made from the first word of each of the weights' loads: an `and` with rows >> 32, which is
-// zero for any call of the fixed kernels (fewer than 2^31 rows: kFixedRowsMaxRows) but unknown to
-// ptxas.
+// Zero, made from the first word of each of the weights' loads: an `and` with source >> 32, which
+// is zero at run time but unknown to ptxas (fixed_tie_source).
 // OR-ed into a word of the row, it makes the row's first use wait for the weights, so that ptxas
 // issues their loads with the row's; without it ptxas sank them behind the row sum (a second
 // memory round trip in a cold call at T = 1; docs/kernels.md, step 80). Cold, the weights land
 // with the row, so the wait costs nothing.
 template <typename WT, int VPT>
-__device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], int64_t rows) {
+__device__ __forceinline__ uint32_t fixed_tie(const RawWeight8<WT> (&w)[VPT], int64_t source) {
   uint32_t words = 0;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) words ^= w[k].first_words();
-  return zero_after(words, rows);
+  return zero_after(words, source);
+}
+
+// fixed_tie's source, a call's value below 2^32: the row count (fewer than 2^31 rows for any call
+// of the fixed kernels: kFixedRowsMaxRows), or where a CTA is one row, which reads no row count
+// (forward_fixed_kernel), x's row stride shifted right by 30 (every addressable stride of 2-byte
+// elements is below 2^62), from the parameters' first constant line.
+template <int ROWS>
+__device__ __forceinline__ int64_t fixed_tie_source(const ForwardParams& p) {
+  return ROWS == 1 ? (p.x_addr.stride >> 30) : p.rows;
 }
 
 // The compile-time shape and contract of a fixed-size row (the fixed kernels below): VPT whole
@@ -118,7 +126,10 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const int row = ROWS == 1 ? static_cast<int>(blockIdx.x)
                             : static_cast<int>(blockIdx.x) * ROWS +
                                   static_cast<int>(threadIdx.x / TPR);
-  const bool valid = row < static_cast<int>(p.rows);
+  // One row a CTA: the launcher's grid is one CTA a row (launch_fixed_forward checks it), so the
+  // kernel reads no row count, and every field it reads lies in the parameters' first constant
+  // line (ForwardParams; the residual form's in the second too).
+  const bool valid = ROWS == 1 || row < static_cast<int>(p.rows);
 
   // The weights through coherent loads, which stay ahead of the row sum's barrier: through
   // __ldg, ptxas sank them past it and the row's exit test, so that x and the weights came in two
@@ -149,13 +160,13 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
       h[k] = load_raw<XT>(xr + (lane + k * TPR) * 8);
       u[k] = load_raw<XT>(ur + (lane + k * TPR) * 8);
     }
-    u[0].x |= fixed_tie<WT, VPT>(w, p.rows);
+    u[0].x |= fixed_tie<WT, VPT>(w, fixed_tie_source<ROWS>(p));
   } else {
     if constexpr (WEIGHTS_FIRST) load_weights();
     load_row_vectors<XT, VPT>(
         static_cast<const XT*>(p.x) + wide_row_offset(valid ? row : 0, PER_HEAD, p, p.x_addr),
         valid, Row::kNv, lane, TPR, h);
-    if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, p.rows);
+    if constexpr (WEIGHTS_FIRST) h[0].x |= fixed_tie<WT, VPT>(w, fixed_tie_source<ROWS>(p));
     if constexpr (!WEIGHTS_FIRST) load_weights();
   }
 #pragma unroll

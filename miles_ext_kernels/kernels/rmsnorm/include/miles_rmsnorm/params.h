@@ -1,6 +1,7 @@
 // miles-ext-kernels first-party RMSNorm: kernel parameter blocks shared by kernels and bindings.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace miles_rmsnorm {
@@ -24,20 +25,27 @@ struct RowAddress {
   int64_t head_stride;
 };
 
+// Field order: what a call of one row reads first. The parameters sit at 0x210 of constant bank 0
+// on sm_90, and a kernel's first constant loads miss in every 64-byte line they touch. A plain
+// call of forward_fixed_kernel with one row a CTA (the small batches) reads x, w, y, rstd, eps
+// and x's row stride, all inside the line from 0x200 (0x210-0x23f), and no row count (its grid
+// is one CTA a row); the residual form's u, h_new and u's row stride share the next line.
+// Measured on an H100 (docs/kernels.md, step 102): with those fields over two lines, a one-warp
+// kernel's call took 0.03-0.06 us longer, cold or warm.
 struct ForwardParams {
   const void* x;
-  const void* u;  // residual (flags & kResidual)
   const void* w;
   void* y;        // [rows, hidden] contiguous
-  void* h_new;    // [rows, hidden] contiguous (flags & kResidual)
   float* rstd;    // [rows]
+  float eps;
+  int flags;
+  RowAddress x_addr;  // x_addr.stride at 0x238, the line's last field
   int64_t rows;
   int64_t hidden;
   int64_t heads;
-  RowAddress x_addr;
+  const void* u;  // residual (flags & kResidual)
+  void* h_new;    // [rows, hidden] contiguous (flags & kResidual)
   RowAddress u_addr;
-  float eps;
-  int flags;
   int tpr;
   int groups;                 // row groups of a CTA (block / tpr)
   unsigned int group_magic;   // ceil(2^32 / tpr): thread / tpr = umulhi(thread, group_magic)
@@ -46,6 +54,13 @@ struct ForwardParams {
   unsigned int head_magic;
   unsigned int head_shift;
 };
+
+// The lines above, as offsets from the parameters' start (0x210): a plain one-row call's fields
+// end with x's row stride at 0x238, the residual form's at u's row stride (0x270-0x27f).
+static_assert(offsetof(ForwardParams, x_addr) == 0x28 && sizeof(RowAddress) == 16,
+              "x's row stride in the parameters' first line");
+static_assert(offsetof(ForwardParams, u) == 0x50 && offsetof(ForwardParams, u_addr) == 0x60,
+              "the residual form's fields in the second line");
 
 // Field order: what a call of one row reads first (docs/kernels.md step 89). The parameters sit
 // at 0x210 of constant bank 0 on sm_90; the pointers, the row count, the hidden size and the
