@@ -82,6 +82,23 @@ def not_flush(name: str) -> bool:
     return not any(k in name.lower() for k in ("flush", "fill", "pinned_zero", "elementwise"))
 
 
+def first_and_second(kernels: list[dict]) -> tuple[list[float], list[float], list[float]]:
+    """Durations of the first and second kernel after each run of flush kernels, and the gap
+    from the end of the first to the start of the second (us)."""
+    first, second, gap = [], [], []
+    run: list[dict] = []
+    for e in kernels + [{"name": "flush"}]:
+        if not_flush(e["name"]):
+            run.append(e)
+            continue
+        if len(run) == 2:
+            first.append(run[0]["dur"])
+            second.append(run[1]["dur"])
+            gap.append(run[1]["ts"] - (run[0]["ts"] + run[0]["dur"]))
+        run = []
+    return first, second, gap
+
+
 def launched_grid(fn: Callable[[], Any], name_part: str) -> int:
     """The grid (x) of the last kernel whose name holds ``name_part`` that ``fn`` launches, from
     the profiler's chrome trace (CUPTI records every kernel's launch shape); -1 when none ran.

@@ -7,7 +7,10 @@ and kernel parameters cold in L2), the second right behind it (all of them warm)
 in the second call is the instruction path's; one that goes is the cold start's (the dependent
 memory round trips before the row's loads, the code's fetch).
 
-  python fwd_twice.py 1x256,16x256,1x512,16x512,1x2048 bf16
+  python fwd_twice.py 1x256,16x256,1x512,16x512,1x2048 bf16 [residual]
+
+(The family, plain unless named, was added in session 69, and FWD_TWICE_OURS_ONLY=1, which
+leaves torch.compile out.)
 
 Prints a markdown table: per shape and candidate, the median duration (us) of the first and the
 second kernel after each flush, and the gap between them.
@@ -24,36 +27,20 @@ from benchmarks.rmsnorm.inputs import make_input_sets
 from benchmarks.rmsnorm.shapes import Case
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from kernel_trace import not_flush, replay_kernels  # noqa: E402
-
-
-def first_and_second(kernels: list[dict]) -> tuple[list[float], list[float], list[float]]:
-    """Durations of the first and second kernel after each run of flush kernels, and the gap
-    from the end of the first to the start of the second (us)."""
-    first, second, gap = [], [], []
-    run: list[dict] = []
-    for e in kernels + [{"name": "flush"}]:
-        if not_flush(e["name"]):
-            run.append(e)
-            continue
-        if len(run) == 2:
-            first.append(run[0]["dur"])
-            second.append(run[1]["dur"])
-            gap.append(run[1]["ts"] - (run[0]["ts"] + run[0]["dur"]))
-        run = []
-    return first, second, gap
-
+from kernel_trace import first_and_second, replay_kernels  # noqa: E402
 
 shapes = [tuple(int(v) for v in s.split("x")) for s in sys.argv[1].split(",")]
 w_name = sys.argv[2]
+family = sys.argv[3] if len(sys.argv) > 3 else "plain"
 timer = timing.Timer(torch.device("cuda"))
-print(f"| T x H ({w_name} w) | candidate | first kernel | second kernel | gap | calls |")
+print(f"| T x H ({family}, {w_name} w) | candidate | first kernel | second kernel | gap | calls |")
 print("| --- | --- | --- | --- | --- | --- |")
 for t, h in shapes:
-    case = Case("plain", t, h, w_dtype=w_name)
+    case = Case(family, t, h, w_dtype=w_name)
     sets = make_input_sets(case, timer.device, 0, 2)
     torch._dynamo.reset()
-    for label, cand in (("ours", Ours("first_party")), ("compile", CompiledFp32())):
+    cands = [("ours", Ours("first_party")), ("compile", CompiledFp32())]
+    for label, cand in cands[:1] if os.environ.get("FWD_TWICE_OURS_ONLY") else cands:
         with timer.stream_context():
             cand.availability(timer.device)
             cand.setup(case, sets)
