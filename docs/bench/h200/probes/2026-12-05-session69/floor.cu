@@ -11,6 +11,10 @@
 //   6 ours_wlast     5 with the weights after the row (WEIGHTS_FIRST = false)
 //   7 tri_ieee_nc    3 with x through the read-only path (__ldg), as ours
 //   8 tri_ieee_tail  3 with rstd stored before y by lane 0
+//   9 tri_ieee_smem  3 with the 32 lanes' sum as the butterfly's tree read from shared memory
+//                    (every lane stores its partial, reads all 32 and adds them in the
+//                    butterfly's pairs, level by level: the same bits, no dependent shuffles)
+//  10 tri_fast_smem  9 with rsqrtf
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -35,7 +39,8 @@ __device__ __forceinline__ uint4 ld_coherent(const void* p) {
 __device__ __forceinline__ float lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
-template <int MODE>  // 0 fast rsqrt, 1 IEEE, 2 IEEE + x via __ldg, 3 IEEE + rstd first
+template <int MODE>  // 0 fast rsqrt, 1 IEEE, 2 IEEE + x via __ldg, 3 IEEE + rstd first,
+                     // 4 IEEE + shared-memory sum, 5 fast rsqrt + shared-memory sum
 __device__ __forceinline__ void tri_row(const __nv_bfloat16* x, const __nv_bfloat16* w,
                                         __nv_bfloat16* y, float* rstd, int64_t rows,
                                         float eps) {
@@ -56,10 +61,33 @@ __device__ __forceinline__ void tri_row(const __nv_bfloat16* x, const __nv_bfloa
   }
 #pragma unroll
   for (int i = 0; i < 8; ++i) ss = fmaf(f[i], f[i], ss);
+  if constexpr (MODE >= 4) {
+    __shared__ __align__(16) float lanes[32];
+    lanes[lane] = ss;
+    __syncwarp();
+    float c[32];
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    for (int k = 0; k < 8; ++k) {
+      const float4 q = reinterpret_cast<const float4*>(lanes)[k];
+      c[4 * k] = q.x;
+      c[4 * k + 1] = q.y;
+      c[4 * k + 2] = q.z;
+      c[4 * k + 3] = q.w;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+      for (int k = 0; k < 16; ++k) {
+        if (k < o) c[k] = c[k] + c[k + o];
+      }
+    }
+    ss = c[0];
+  } else {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  }
   const float v = ss / 256.0f + eps;
-  const float r = MODE == 0 ? rsqrtf(v) : 1.0f / sqrtf(v);
+  const float r = MODE == 0 || MODE == 5 ? rsqrtf(v) : 1.0f / sqrtf(v);
   if (MODE == 3 && lane == 0) rstd[row] = r;
   uint32_t out[4];
 #pragma unroll
@@ -123,6 +151,8 @@ extern "C" int floor_launch(int variant, const void* x, const void* w, void* y, 
       break;
     case 7: tri<2><<<grid, block, 0, stream>>>(xb, wb, yb, rstd, rows, eps); break;
     case 8: tri<3><<<grid, block, 0, stream>>>(xb, wb, yb, rstd, rows, eps); break;
+    case 9: tri<4><<<grid, block, 0, stream>>>(xb, wb, yb, rstd, rows, eps); break;
+    case 10: tri<5><<<grid, block, 0, stream>>>(xb, wb, yb, rstd, rows, eps); break;
     default: return -1;
   }
   return static_cast<int>(cudaGetLastError());
