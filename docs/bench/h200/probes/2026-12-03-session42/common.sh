@@ -9,7 +9,9 @@
 # session 56 split_run (rows.py's forward in the working tree with a split forced or not);
 # session 57 overlay_builds (an overlay's forward modules beside the tree's) and abba (ab both ways);
 # session 59 build_matching (a tree's modules whose names match a regular expression), rows_run
-# (rows.py's backward in a tree with variables set) and envs (rows_run once per label).
+# (rows.py's backward in a tree with variables set) and envs (rows_run once per label); session 69
+# bwd_ab (rows.py's backward A/B at step 101's shapes) and bwd_record (the harness's backward at
+# T 4096-65536 against an earlier record).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -81,6 +83,24 @@ fwd_record() {  # name candidates: the harness's record of the forward at T 1, 1
     --candidates $2 --ours-backends first_party --no-plots --no-host-overhead \
     --out /tmp/$1 > /tmp/$1.log 2>&1 || tail -5 /tmp/$1.log
   cp /tmp/$1/results.md $OUT/$1.md; cp /tmp/$1/results.json $OUT/$1.json
+}
+bwd_ab() {  # file "tree label" "tree label": rows.py's backward at step 101's shapes (sessions
+  # 67-68): A B B A plain BF16 at five large shapes, A B with FP32 weights and the residual form
+  # at two, then the table (session 45's ab_table.py)
+  abba $1 bwd 16384x2048,16384x4096,65536x2048,65536x4096,16384x8192 "plain bf16" -- "$2" "$3"
+  ab $1 bwd 16384x2048,16384x4096 "plain fp32" "residual bf16" -- "$2" "$3"
+  echo "rows $(( $(date +%s) - t0 )) s"
+  python3 $D/../2026-12-03-session45/ab_table.py $OUT/$1
+}
+bwd_record() {  # name compare compile_budget time_budget: the harness's backward at T 4096, 16384
+  # and 65536 (plain and residual, every peer) compared with the record `compare` -> $OUT/name/
+  # (session 69, from sessions 62, 67 and 68's call scripts)
+  timeout -s KILL $(( $4 + 70 )) python3 -m benchmarks.rmsnorm --device cuda --only bwd \
+    --rows 4096,16384,65536 --families plain,residual --candidates ours,aten,compile,liger \
+    --ours-backends first_party --compile-budget $3 --time-budget $4 --no-plots \
+    --no-host-overhead --compare $2 --out /tmp/$1 > /tmp/$1.log 2>&1 || tail -5 /tmp/$1.log
+  mkdir -p $OUT/$1 && cp /tmp/$1/results.* /tmp/$1.log $OUT/$1/ 2>/dev/null
+  echo "harness $(( $(date +%s) - t0 )) s"
 }
 slow_rows() {  # files...: the record rows at 2.85 us or more (ours), "file shape T us"
   local f

@@ -10,9 +10,5 @@ build_matching . A 6 'miles_rmsnorm_bwd__h(2048|4096|8192)(_|$)' &
 (cd /tmp/T && build_tree 12) &
 wait
 echo "builds $(( $(date +%s) - t0 )) s"
-SH=16384x2048,16384x4096,65536x2048,65536x4096,16384x8192
-abba t2.txt bwd $SH "plain bf16" -- ". A" "/tmp/T T"
-ab t2.txt bwd 16384x2048,16384x4096 "plain fp32" "residual bf16" -- ". A" "/tmp/T T"
-echo "rows $(( $(date +%s) - t0 )) s"
-python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/t2.txt
+bwd_ab t2.txt ". A" "/tmp/T T"
 (cd /tmp/T && gpu_suite)

@@ -12,8 +12,4 @@ build_matching . M 8 'miles_rmsnorm_bwd__h(2048|4096|8192)(_|$)' &
 build_matching /tmp/R R 8 'miles_rmsnorm_bwd__h(2048|4096|8192)(_|$)' &
 wait
 echo "builds $(( $(date +%s) - t0 )) s"
-SH=16384x2048,16384x4096,65536x2048,65536x4096,16384x8192
-abba r3.txt bwd $SH "plain bf16" -- "/tmp/R R" ". M"
-ab r3.txt bwd 16384x2048,16384x4096 "plain fp32" "residual bf16" -- "/tmp/R R" ". M"
-echo "rows $(( $(date +%s) - t0 )) s"
-python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/r3.txt
+bwd_ab r3.txt "/tmp/R R" ". M"

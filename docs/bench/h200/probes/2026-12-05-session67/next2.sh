@@ -5,11 +5,5 @@
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 build_tree 16
 echo "builds $(( $(date +%s) - t0 )) s"
-timeout -s KILL 400 python3 -m benchmarks.rmsnorm --device cuda --only bwd \
-  --rows 4096,16384,65536 --families plain,residual --candidates ours,aten,compile,liger \
-  --ours-backends first_party --compile-budget 90 --time-budget 330 --no-plots \
-  --no-host-overhead --compare docs/bench/h200/bwd_s62/results.json.gz \
-  --out /tmp/bwd_s68 > /tmp/bwd_s68.log 2>&1 || tail -5 /tmp/bwd_s68.log
-mkdir -p $OUT/bwd_s68 && cp /tmp/bwd_s68/results.* /tmp/bwd_s68.log $OUT/bwd_s68/ 2>/dev/null
-echo "harness $(( $(date +%s) - t0 )) s"
+bwd_record bwd_s68 docs/bench/h200/bwd_s62/results.json.gz 90 330
 grep -E "^\| H=(2048|4096)" /tmp/bwd_s68/results.md | head -12

@@ -12,16 +12,6 @@ build_tree 12
 wait
 echo "builds $(( $(date +%s) - t0 )) s"
 gpu_suite
-SH=16384x2048,16384x4096,65536x2048,65536x4096,16384x8192
-abba r3.txt bwd $SH "plain bf16" -- "/tmp/R R" ". M"
-ab r3.txt bwd 16384x2048,16384x4096 "plain fp32" "residual bf16" -- "/tmp/R R" ". M"
-echo "rows $(( $(date +%s) - t0 )) s"
-timeout -s KILL 300 python3 -m benchmarks.rmsnorm --device cuda --only bwd \
-  --rows 4096,16384,65536 --families plain,residual --candidates ours,aten,compile,liger \
-  --ours-backends first_party --compile-budget 80 --time-budget 200 --no-plots \
-  --no-host-overhead --compare docs/bench/h200/bwd_s62/results.json.gz \
-  --out /tmp/bwd_s68 > /tmp/bwd_s68.log 2>&1 || tail -5 /tmp/bwd_s68.log
-mkdir -p $OUT/bwd_s68 && cp /tmp/bwd_s68/results.* /tmp/bwd_s68.log $OUT/bwd_s68/ 2>/dev/null
-echo "harness $(( $(date +%s) - t0 )) s"
-python3 docs/bench/h200/probes/2026-12-03-session45/ab_table.py $OUT/r3.txt
+bwd_ab r3.txt "/tmp/R R" ". M"
+bwd_record bwd_s68 docs/bench/h200/bwd_s62/results.json.gz 80 200
 grep -E "^\| H=(2048|4096), bf16" /tmp/bwd_s68/results.md | head -6

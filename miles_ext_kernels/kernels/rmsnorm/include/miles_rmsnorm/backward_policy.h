@@ -30,11 +30,11 @@ inline bool backward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
 // largest CTAs (backward_max_block(1), 1024 threads, one an SM: H 7944-8192, and the large calls'
 // CTAs at H 2048 and 4096, step 97) from kBackwardLargeRows rows, where three (192 KB against
 // two's 128 KB) fit on the H100 and H200; elsewhere the kernel's own depth (backward_stages:
-// three for one vector a thread, two for more). Measured on an H100 SXM (docs/kernels.md, step 101; not yet on an H200), two
-// stages against three, rows.py A T T A: 16384 x 2048 0.987, 16384 x 4096 0.991,
-// 65536 x 2048 0.996, 65536 x 4096 0.995, 16384 x 8192 0.994; FP32 weights 0.984-0.990, the
-// residual form 0.998-0.999. The one-cluster fold (three stages only) takes calls of a few
-// chunks, far fewer rows.
+// three for one vector a thread, two for more). Measured on an H100 SXM (docs/kernels.md, step
+// 101; not yet on an H200), two stages against three, rows.py A T T A: 16384 x 2048 0.987,
+// 16384 x 4096 0.991, 65536 x 2048 0.996, 65536 x 4096 0.995, 16384 x 8192 0.994; FP32 weights
+// 0.984-0.990, the residual form 0.998-0.999. The one-cluster fold (three stages only) takes
+// calls of a few chunks, far fewer rows.
 inline int backward_max_stages(int block, int64_t rows) {
   return block >= backward_max_block(1) && rows >= kBackwardLargeRows ? 2 : 3;
 }
