@@ -32,19 +32,22 @@ namespace miles_rmsnorm {
 // c[j] = c[j] + c[j + o] for j < o is lane j's addition, and the first level's additions of zero
 // padding are left out (c + 0 = c). A few vector loads and at most W - 1 additions, independent
 // within a level, where the butterfly took log2(W) dependent shuffles (docs/kernels.md, step 81).
-// A row of one warp (H 256 and 512) is the first level alone: no shared memory, no barrier (step
-// 83); a row of half a warp (H 128) row_sums' 16-lane butterfly (step 94). Every thread of the CTA
-// calls it (rows of several warps: it synchronises the CTA).
+// A row of one warp (H 256 and 512) is the first level alone, no barrier (step 83), as the same
+// tree from the warp's 32 lane values in shared memory (warp_tree_sum, step 103; `buffer`: the
+// warp's own 32 floats); a row of half a warp (H 128) row_sums' 16-lane butterfly (step 94).
+// Every thread of the CTA calls it (rows of several warps: it synchronises the CTA).
 template <int TPR>
 __device__ __forceinline__ float fixed_row_sum(float v, float* buffer) {
   constexpr int kWarps = TPR / 32;
   if constexpr (TPR < 32) {
     return lane_sum_once(v, TPR);  // lane_sum(v, TPR)'s additions: row_sums' for tpr < 32
   }
-  v = lane_sum_once(v, 32);
   if constexpr (kWarps == 1) {
-    return v;  // a row of one warp: row_sums' one butterfly is the whole sum
+    // A row of one warp: row_sums' one butterfly is the whole sum, here from shared memory
+    // (buffer: this warp's 32 floats).
+    return warp_tree_sum(v, buffer);
   } else {
+    v = lane_sum_once(v, 32);
     constexpr int kWidth = warp_partials_width(kWarps);
     if ((threadIdx.x & 31) == 0) buffer[threadIdx.x >> 5] = v;
     __syncthreads();
@@ -118,7 +121,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   // plain forms only (the residual form leaves at a row past the end before its loads), two rows
   // a warp.
   static_assert(TPR >= 32 || (!Row::kRes && ROWS % 2 == 0), "rows of half a warp: plain, paired");
-  __shared__ __align__(16) float partials[32];
+  // The second level's warp partials; rows of one warp: each warp's 32 lane values.
+  __shared__ __align__(16) float partials[TPR == 32 ? 32 * ROWS : 32];
   // ROWS row groups a CTA: no vector of the row needs a bound.
   __builtin_assume(threadIdx.x < TPR * ROWS);
   const int lane = ROWS == 1 ? static_cast<int>(threadIdx.x)
@@ -195,7 +199,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
       }
     }
   }
-  const float ss = fixed_row_sum<TPR>(sum_of_squares<VPT>(hf), partials);
+  const float ss = fixed_row_sum<TPR>(sum_of_squares<VPT>(hf),
+                                      TPR == 32 ? partials + 32 * (threadIdx.x >> 5) : partials);
   if (!valid) return;
   const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
