@@ -115,7 +115,7 @@ __device__ __forceinline__ float row_rstd(float sum_of_squares, RowContract c, f
 // fast path (about 3.9e-31); below 2^127 sqrt(v) and its reciprocal stay normal, where the
 // reciprocal's fast path holds. Checked against 1.0f / sqrtf(v) on every float of the range on
 // the H200 (tests/gpu, test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range); used
-// on sm_90 only (rows_rstd), the one architecture it was checked on.
+// on sm_90 only (rows_rstd, warp_row_rstd), the one architecture it was checked on.
 constexpr uint32_t kRstdFastMinBits = 0x0d000000u;
 constexpr uint32_t kRstdFastEndBits = 0x7f000000u;
 
@@ -135,6 +135,23 @@ __device__ __forceinline__ float rstd_fast(float v) {
   asm("neg.ftz.f32 %0, %1;" : "=f"(nt) : "f"(t));
   asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(r), "f"(nt), "f"(r));  // rcp.rn(q)
   return r;
+}
+
+// row_rstd, the same bits, for a row of at most one warp (every lane holding its sum): on sm_90
+// rstd_fast runs unconditionally, and a uniform branch after it takes 1.0f / sqrtf where the mean
+// square lies outside rstd_fast's range. ptxas's own 1.0f / sqrtf tests the reciprocal's range
+// between the square root and the reciprocal, on the path (docs/kernels.md, step 104). Rows of
+// several warps keep row_rstd: there the two paths' registers made ptxas read the thread and CTA
+// indices again behind the branch, 0.03 us slower at 1 x 2048 on an H100.
+__device__ __forceinline__ float warp_row_rstd(float sum_of_squares, float hidden_f, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  const float v = sum_of_squares / hidden_f + eps;  // row_rstd's operand
+  float r = rstd_fast(v);
+  if (!rstd_fast_range(v)) r = 1.0f / sqrtf(v);
+  return r;
+#else
+  return row_rstd(sum_of_squares, hidden_f, eps);
+#endif
 }
 
 // row_rstd of ROWS rows (r[i] from ss[i]), the same bits. On sm_90, where every row's mean square

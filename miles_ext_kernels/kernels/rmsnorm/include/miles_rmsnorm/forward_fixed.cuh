@@ -202,7 +202,8 @@ __global__ void __launch_bounds__(1024, forward_rows_min_blocks<true>())
   const float ss = fixed_row_sum<TPR>(sum_of_squares<VPT>(hf),
                                       TPR == 32 ? partials + 32 * (threadIdx.x >> 5) : partials);
   if (!valid) return;
-  const float r = row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
+  const float r = TPR <= 32 ? warp_row_rstd(ss, static_cast<float>(Row::kHidden), p.eps)
+                            : row_rstd(ss, static_cast<float>(Row::kHidden), p.eps);
   XT* yr = static_cast<XT*>(p.y) + static_cast<int64_t>(row) * Row::kHidden;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
