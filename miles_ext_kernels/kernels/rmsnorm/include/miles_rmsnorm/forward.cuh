@@ -115,7 +115,7 @@ __device__ __forceinline__ float row_rstd(float sum_of_squares, RowContract c, f
 // fast path (about 3.9e-31); below 2^127 sqrt(v) and its reciprocal stay normal, where the
 // reciprocal's fast path holds. Checked against 1.0f / sqrtf(v) on every float of the range on
 // the H200 (tests/gpu, test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range); used
-// on sm_90 only (rows_rstd, warp_row_rstd), the one architecture it was checked on.
+// on sm_90 only (rows_rstd), the one architecture it was checked on.
 constexpr uint32_t kRstdFastMinBits = 0x0d000000u;
 constexpr uint32_t kRstdFastEndBits = 0x7f000000u;
 
@@ -137,17 +137,59 @@ __device__ __forceinline__ float rstd_fast(float v) {
   return r;
 }
 
+// rstd_seeded(v): rstd_fast's bits with one MUFU operation less on the path, for v in
+// rstd_fast's range but for four floats every two binades (rstd_seeded_range). The square root is
+// rstd_fast's; its reciprocal is the same Newton step (t = y * q - 1, r = y - y * t) seeded with
+// rsqrt.approx's y, already about 1 / q, where rstd_fast (as ptxas) seeds it with rcp.approx(q)
+// (docs/kernels.md, step 105). That seed is a little further from 1 / q, and the step misses the
+// rounding on 456 floats of the range (call 2 of session 70): four mantissas, each at one
+// exponent parity (0x7ffffe and 0x7fffff with an even biased exponent, 0x1fb52f and 0x3dec0d
+// with an odd one; the sequence scales exactly by 2^-k when v scales by 4^k), which
+// rstd_seeded_range rejects. Checked against 1.0f / sqrtf(v) on every float of the range on an
+// H100 (tests/gpu, test_rstd_fast_matches_the_ieee_rstd_on_every_float_of_its_range). Used by
+// warp_row_rstd, one row a thread; rows_rstd keeps rstd_fast, whose plain range test costs a
+// thread of several rows fewer instructions (its kernel at 8192 x 256 was 0.13 us slower warm
+// with this one, call 4).
+__device__ __forceinline__ float rstd_seeded(float v) {
+  float y, s, h, e, q, t, r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+  asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(v), "f"(y));
+  asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(y));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(e) : "f"(-s), "f"(s), "f"(v));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(e), "f"(h), "f"(s));  // sqrt.rn(v)
+  asm("fma.rn.f32 %0, %1, %2, 0fBF800000;" : "=f"(t) : "f"(y), "f"(q));
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(y), "f"(-t), "f"(y));  // rcp.rn(q)
+  return r;
+}
+
+// A float's mantissa and its biased exponent's lowest bit: what rstd_seeded's rounding depends on.
+__host__ __device__ __forceinline__ constexpr uint32_t rstd_seeded_key(uint32_t bits) {
+  return bits & 0x00ffffffu;
+}
+
+// rstd_seeded_key of the floats of the range that rstd_seeded rounds the other way: two
+// neighbours at an even exponent (kRstdSeededMissPair and the next), two more at an odd one.
+constexpr uint32_t kRstdSeededMissPair = 0x007ffffeu;
+constexpr uint32_t kRstdSeededMissOddA = 0x009fb52fu;
+constexpr uint32_t kRstdSeededMissOddB = 0x00bdec0du;
+
+__device__ __forceinline__ bool rstd_seeded_range(float v) {
+  const uint32_t key = rstd_seeded_key(__float_as_uint(v));
+  return rstd_fast_range(v) && key - kRstdSeededMissPair > 1u && key != kRstdSeededMissOddA &&
+         key != kRstdSeededMissOddB;
+}
+
 // row_rstd, the same bits, for a row of at most one warp (every lane holding its sum): on sm_90
-// rstd_fast runs unconditionally, and a uniform branch after it takes 1.0f / sqrtf where the mean
-// square lies outside rstd_fast's range. ptxas's own 1.0f / sqrtf tests the reciprocal's range
-// between the square root and the reciprocal, on the path (docs/kernels.md, step 104). Rows of
-// several warps keep row_rstd: there the two paths' registers made ptxas read the thread and CTA
-// indices again behind the branch, 0.03 us slower at 1 x 2048 on an H100.
+// rstd_seeded runs unconditionally, and a uniform branch after it takes 1.0f / sqrtf where the
+// mean square lies outside rstd_seeded's range. ptxas's own 1.0f / sqrtf tests the reciprocal's
+// range between the square root and the reciprocal, on the path (docs/kernels.md, steps 104 and
+// 105). Rows of several warps keep row_rstd: there the two paths' registers made ptxas read the
+// thread and CTA indices again behind the branch, 0.03 us slower at 1 x 2048 on an H100.
 __device__ __forceinline__ float warp_row_rstd(float sum_of_squares, float hidden_f, float eps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
   const float v = sum_of_squares / hidden_f + eps;  // row_rstd's operand
-  float r = rstd_fast(v);
-  if (!rstd_fast_range(v)) r = 1.0f / sqrtf(v);
+  float r = rstd_seeded(v);
+  if (!rstd_seeded_range(v)) r = 1.0f / sqrtf(v);
   return r;
 #else
   return row_rstd(sum_of_squares, hidden_f, eps);
