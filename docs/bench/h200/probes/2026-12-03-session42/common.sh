@@ -11,7 +11,9 @@
 # session 59 build_matching (a tree's modules whose names match a regular expression), rows_run
 # (rows.py's backward in a tree with variables set) and envs (rows_run once per label); session 69
 # bwd_ab (rows.py's backward A/B at step 101's shapes) and bwd_record (the harness's backward at
-# T 4096-65536 against an earlier record).
+# T 4096-65536 against an earlier record); session 70 fwd_small_record (the harness's forward at
+# T 1-64, H 256-4096), fwd_twice_run and twice_table (session 68's fwd_twice.py in a tree, its
+# rows side by side), fwd_step_builds and fwd_step_twice (the working tree against .device/H).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -19,6 +21,7 @@ export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_K
 D=docs/bench/h200/probes/2026-12-03-session42
 PKG=miles_ext_kernels/kernels/rmsnorm
 SWEEP_PY=$(pwd)/docs/bench/h200/probes/2026-12-01-session28/window_sweep.py
+TWICE_PY=$(pwd)/docs/bench/h200/probes/2026-12-05-session68/fwd_twice.py
 ROWS_PY=$(pwd)/docs/bench/h200/probes/2026-12-03-session41/rows.py
 S="64:256,256:256,512:256,640:256,1024:256,1536:256,2048:256,768:512,1024:512,1536:512"
 export SHAPES="$S,512:1024,768:1024,1024:1024"
@@ -145,4 +148,43 @@ envs() {  # file family weight shapes "LABEL VAR=VALUE..."...: rows_run in the c
     set -- $pair
     rows_run $file $1 . $fam $wt $shapes "${@:2}"
   done
+}
+fwd_small_record() {  # name: the harness's record of the forward at T 1, 16, 64, H 256-4096 (the
+  # peer-grid rows; both families and weights; ours, aten, torch.compile, Liger) -> $OUT/name/
+  # (sessions 69-70)
+  timeout -s KILL 330 python3 -m benchmarks.rmsnorm --device cuda --only fwd --rows 1,16,64 \
+    --hidden 256,512,2048,4096 --families plain,residual --weights bf16,fp32 \
+    --candidates ours,aten,compile,liger --ours-backends first_party --compile-budget 60 \
+    --time-budget 230 --no-plots --no-host-overhead --out /tmp/$1 > /tmp/$1.log 2>&1 \
+    || tail -5 /tmp/$1.log
+  mkdir -p $OUT/$1 && cp /tmp/$1/results.* /tmp/$1.log $OUT/$1/
+  echo "done $(( $(date +%s) - t0 )) s"
+}
+fwd_twice_run() {  # tree label family shapes [compile]: fwd_twice.py in the tree, BF16 weights,
+  # ours only (with `compile` torch.compile too) -> $OUT/twice.txt lines "label family | ..."
+  local only=1
+  [ "$5" = compile ] && only=
+  (cd $1 && FWD_TWICE_OURS_ONLY=$only timeout -s KILL 150 python3 $TWICE_PY $4 bf16 $3 2>&1 \
+    | grep -v -i warn | sed "s/^/$2 $3 /") >> $OUT/twice.txt
+}
+twice_table() {  # $OUT/twice.txt, one line a family, shape and candidate: "label cold/warm" each
+  grep -E "\| (ours|compile) \|" $OUT/twice.txt | awk -F'|' '{split($1, f, " ");
+    k = f[2] " |" $2 "|" $3; a[k] = a[k] sprintf("%s%s/%s ", f[1], $4, $5)}
+    END {for (k in a) print k ": " a[k]}' | sort
+}
+fwd_step_builds() {  # every module of the working tree (N); /tmp/H, the repository with
+  # .device/H's package, and its forward modules at H 256, 512, 2048 and 4096
+  copy_tree H
+  build_tree 12 &
+  build_matching /tmp/H H 4 'miles_rmsnorm_fwd__h(256|512|2048|4096)$' &
+  wait
+  echo "builds $(( $(date +%s) - t0 )) s"
+}
+fwd_step_twice() {  # plain_shapes residual_shapes: fwd_twice_run H N N H (after fwd_step_builds)
+  local tree
+  for tree in "/tmp/H H" ". N" ". N" "/tmp/H H"; do
+    fwd_twice_run $tree plain $1
+    fwd_twice_run $tree residual $2
+  done
+  echo "twice $(( $(date +%s) - t0 )) s"
 }

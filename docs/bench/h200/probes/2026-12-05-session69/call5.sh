@@ -4,11 +4,5 @@
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 build_matching . N 16 'miles_rmsnorm_fwd__h(256|512|2048|4096)'
 echo "builds $(( $(date +%s) - t0 )) s"
-timeout -s KILL 330 python3 -m benchmarks.rmsnorm --device cuda --only fwd --rows 1,16,64 \
-  --hidden 256,512,2048,4096 --families plain,residual --weights bf16,fp32 \
-  --candidates ours,aten,compile,liger --ours-backends first_party --compile-budget 60 \
-  --time-budget 230 --no-plots --no-host-overhead --out /tmp/fwd_s69 > /tmp/fwd_s69.log 2>&1 \
-  || tail -5 /tmp/fwd_s69.log
-mkdir -p $OUT/fwd_s69 && cp /tmp/fwd_s69/results.* /tmp/fwd_s69.log $OUT/fwd_s69/
-echo "done $(( $(date +%s) - t0 )) s"
+fwd_small_record fwd_s69
 grep -E "^\| H=(256|512)" /tmp/fwd_s69/results.md | head -30
