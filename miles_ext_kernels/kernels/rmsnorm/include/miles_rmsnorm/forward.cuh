@@ -123,13 +123,21 @@ __device__ __forceinline__ bool rstd_fast_range(float v) {
   return __float_as_uint(v) - kRstdFastMinBits < kRstdFastEndBits - kRstdFastMinBits;
 }
 
-__device__ __forceinline__ float rstd_fast(float v) {
-  float y, s, h, e, q, r, t, nt;
+// sqrt.rn(v) by ptxas's fast path (rsqrt.approx's y, s = v * y, two FMAs) for v in
+// rstd_fast's range; `y` is left for rstd_seeded's reciprocal.
+__device__ __forceinline__ float sqrt_fast(float v, float& y) {
+  float s, h, e, q;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
   asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(v), "f"(y));
   asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(y));
   asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(e) : "f"(-s), "f"(s), "f"(v));
-  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(e), "f"(h), "f"(s));  // sqrt.rn(v)
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(e), "f"(h), "f"(s));
+  return q;
+}
+
+__device__ __forceinline__ float rstd_fast(float v) {
+  float y, r, t, nt;
+  const float q = sqrt_fast(v, y);
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(q));
   asm("fma.rn.f32 %0, %1, %2, 0fBF800000;" : "=f"(t) : "f"(r), "f"(q));
   asm("neg.ftz.f32 %0, %1;" : "=f"(nt) : "f"(t));
@@ -151,12 +159,8 @@ __device__ __forceinline__ float rstd_fast(float v) {
 // thread of several rows fewer instructions (its kernel at 8192 x 256 was 0.13 us slower warm
 // with this one, call 4).
 __device__ __forceinline__ float rstd_seeded(float v) {
-  float y, s, h, e, q, t, r;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
-  asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(v), "f"(y));
-  asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(y));
-  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(e) : "f"(-s), "f"(s), "f"(v));
-  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(e), "f"(h), "f"(s));  // sqrt.rn(v)
+  float y, t, r;
+  const float q = sqrt_fast(v, y);
   asm("fma.rn.f32 %0, %1, %2, 0fBF800000;" : "=f"(t) : "f"(y), "f"(q));
   asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(y), "f"(-t), "f"(y));  // rcp.rn(q)
   return r;
