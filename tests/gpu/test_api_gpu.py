@@ -214,15 +214,21 @@ def test_graphs_captured_on_a_cold_stream_do_not_depend_on_each_other(rows):
     assert [key for key in programs._WORKSPACES if key[1] == stream.cuda_stream]
 
 
-def test_caller_workspace_is_reused_and_left_zeroed_counters():
-    _require_programs(2048)
-    x, _, w, g = _data(777, 2048)
+# 777 x 2048: chunks of dealt rows; 16384 x 2048: one 1024-thread CTA an SM, paced where the
+# GPU has 132 SMs (docs/kernels.md step 107: chunks of 125 or 124 rows, 16 iterations); 4300 x
+# 8192: paced there too, the chunks of 32 rows a CTA's iteration short of the others (their CTAs
+# top the pacing count up); 1000 x 12288: contiguous chunks, the last one shorter, not paced.
+@pytest.mark.parametrize(("rows", "hidden"),
+                         [(777, 2048), (16384, 2048), (4300, 8192), (1000, 12288)])
+def test_caller_workspace_is_reused_and_left_zeroed_counters(rows, hidden):
+    _require_programs(hidden)
+    x, _, w, g = _data(rows, hidden)
     _, rstd = rmsnorm_forward(x, w)
-    ws = rmsnorm_workspace(2048, DEV)
+    ws = rmsnorm_workspace(hidden, DEV)
     dx0, dw0 = rmsnorm_backward(g, x, w, rstd, workspace=ws)
     dx1, dw1 = rmsnorm_backward(g, x, w, rstd, workspace=ws)
     assert torch.equal(dx0, dx1) and torch.equal(dw0, dw1)
     # The completion counters live in the workspace's last 256-byte block: the grid barrier
-    # leaves them zero, as handed over.
+    # and the pacing count are left zero, as handed over.
     torch.cuda.synchronize()
     assert int(ws.view(torch.uint8)[-256:].count_nonzero()) == 0

@@ -85,6 +85,15 @@ struct DeterministicLaunch {
                                   : backward_deterministic_kernel<XT, WT, VPT, D, true>;
       if constexpr (VPT == 1) {
         if (keep) kernel = backward_deterministic_kernel<XT, WT, VPT, D, false, true>;
+        // The compile-time hidden size's instance, with a ring of two or three stages (one stage
+        // is the fallback of GPUs with little shared memory).
+        if constexpr (D >= 2) {
+          constexpr int H = miles_rmsnorm::kBackwardFixedHidden;
+          if (miles_rmsnorm::backward_fixed_hidden(p->hidden, p->tpr, p->heads)) {
+            kernel = keep ? backward_deterministic_kernel<XT, WT, VPT, D, false, true, H>
+                          : backward_deterministic_kernel<XT, WT, VPT, D, false, false, H>;
+          }
+        }
       }
       if constexpr (miles_rmsnorm::cluster_fold_built(VPT, D)) {
         // Tried first: the cooperative path's occupancy queries are not needed for it.

@@ -579,7 +579,7 @@ __device__ __forceinline__ void dx_row_for_flags(const BackwardParams& p, int ro
 // One iteration's R rows (one per slot, masked by `valid`): writes dx and adds g * xhat into
 // acc in slot order, which is increasing row order. Every thread of the CTA calls it (the row
 // reduction may synchronise).
-template <typename XT, int VPT, int R, bool PER_HEAD, typename Weights, typename Rows,
+template <typename XT, int VPT, int R, bool PER_HEAD, int HIDDEN, typename Weights, typename Rows,
           typename Acc>
 __device__ __forceinline__ void backward_rows(const BackwardParams& p, const RowSet<R>& s,
                                               const float (&r)[R], int lane, int tpr,
@@ -600,7 +600,7 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
   if ((p.flags & kResidual) != 0) rows.template fetch_gh<XT, PER_HEAD>(p, s, nv, lane, tpr);
   row_sums<R, true>(dot, tpr, scratch);
   rows.hold();
-  const float hidden_f = static_cast<float>(p.hidden);
+  const float hidden_f = HIDDEN > 0 ? static_cast<float>(HIDDEN) : static_cast<float>(p.hidden);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (!s.valid[i]) continue;
@@ -617,17 +617,19 @@ __device__ __forceinline__ void backward_rows(const BackwardParams& p, const Row
 // `issued()` runs once the first D - 1 iterations' copies are issued, before the first iteration
 // (the deterministic program stages its shared weights there, from copies started before any
 // row's); `started()` runs in the first iteration, once its copies and its rstd load are in
-// flight (the atomic program waits for its register weights there). Neither runs without rows;
-// every thread of the CTA calls this.
-template <typename XT, int VPT, int R, int D, bool PER_HEAD, bool KEEP, typename Weights,
-          typename Acc, typename Issued, typename Started>
-__device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int first, int step,
+// flight (the atomic program waits for its register weights there). Neither runs without rows.
+// `pace(k)` runs at the start of every iteration k >= 1 (the deterministic program's GridPace).
+// HIDDEN: the hidden size as a compile-time constant, or 0 (p.hidden).
+// Every thread of the CTA calls this; it returns the number of iterations run.
+template <typename XT, int VPT, int R, int D, bool PER_HEAD, bool KEEP, int HIDDEN,
+          typename Weights, typename Acc, typename Issued, typename Started, typename Pace>
+__device__ __forceinline__ int backward_row_loop(const BackwardParams& p, int first, int step,
                                                   int limit, int group, int groups, int lane,
                                                   int tpr, const RowStage<VPT, R>& stage,
                                                   const Weights& w, RowScratch<R>& scratch,
                                                   Acc (&acc)[VPT][8], Issued issued,
                                                   Started started, int run_first,
-                                                  int run_stride) {
+                                                  int run_stride, Pace pace) {
   static_assert(D >= 1, "a ring has at least one stage");
   const int nv = static_cast<int>(p.hidden / 8);
   // The rows of this group in the iteration at position `base`.
@@ -645,7 +647,9 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
   }
   if (first < limit) issued();
   int buf = 0;
-  for (int base = first; base < limit; base = ahead(base, 1)) {
+  int iteration = 0;
+  for (int base = first; base < limit; base = ahead(base, 1), ++iteration) {
+    if (iteration > 0) pace(iteration);
     // This iteration's rstd is loaded first: its latency overlaps the copies' wait, the dot
     // products and the row reduction (a value loaded earlier would have to wait in a register).
     const RowSet<R> s = rows_at(base);
@@ -658,10 +662,11 @@ __device__ __forceinline__ void backward_row_loop(const BackwardParams& p, int f
                                            far);
     cp_async_wait_pending<D - 1>();
     BackwardRows<VPT, R> rows(nv, s.valid, lane, tpr, stage, buf);
-    backward_rows<XT, VPT, R, PER_HEAD>(p, s, r, lane, tpr, w, scratch, rows, acc);
+    backward_rows<XT, VPT, R, PER_HEAD, HIDDEN>(p, s, r, lane, tpr, w, scratch, rows, acc);
     buf = buf == D - 1 ? 0 : buf + 1;
   }
   cp_async_wait_all();
+  return iteration;
 }
 
 // A chunk's partial with one row group per CTA: a thread holds the eight columns of each of its
@@ -931,15 +936,22 @@ __device__ __forceinline__ ChunkRows chunk_rows(const BackwardParams& p, int64_t
   }
 }
 
+// Threads a row of the deterministic program: a constant for its compile-time hidden size
+// (HIDDEN, one vector a thread), else the launch's.
+template <int HIDDEN>
+__device__ __forceinline__ int deterministic_row_width(const BackwardParams& p) {
+  return HIDDEN > 0 ? backward_fixed_tpr(HIDDEN) : p.tpr;
+}
+
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
-template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, typename Weights,
+template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, int HIDDEN, typename Weights,
           typename Started>
 __device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
   __shared__ __align__(16) float scratch_mem[2 * R * 32];
-  const int tpr = p.tpr;
+  const int tpr = deterministic_row_width<HIDDEN>(p);
   const int rows_per_cta = blockDim.x / tpr;  // row groups
   const int group = threadIdx.x / tpr;
   const int lane = threadIdx.x - group * tpr;
@@ -948,6 +960,22 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   const RowStage<VPT, R> stage{reinterpret_cast<uint4*>(smem)};
   double* combine = reinterpret_cast<double*>(smem);  // the ring, once a chunk's rows are done
   const bool single_chunk = p.n_chunks == 1;
+  const int iteration_rows = rows_per_cta * R;
+  // The most iterations of any chunk: the largest chunk's rows (the binding checks that
+  // rows_per_chunk is ceil(rows / n_chunks), at most 2^30).
+  const unsigned int most_iterations = static_cast<unsigned int>(
+      (static_cast<int>(p.rows_per_chunk) + iteration_rows - 1) / iteration_rows);
+  // Paced (GridPace) where it measured faster (docs/kernels.md step 107): one chunk a CTA, all
+  // co-resident (the grid barrier's launch); one vector a thread (four already spill a few
+  // registers, and pacing grew their stack frames) in CTAs of more than half an SM's threads, so
+  // one CTA an SM (two CTAs an SM ran 2-7% slower paced); plain rows (the residual form 0.3-0.6%
+  // slower); and chunks of at least kPaceMinIterations iterations.
+  const GridPace pace{p.counters + 2,
+                      VPT == 1 && !single_chunk &&
+                          static_cast<int64_t>(gridDim.x) == p.n_chunks &&
+                          !uses_cluster_fold<VPT, D>(p) &&
+                          2 * static_cast<int>(blockDim.x) > backward_max_block(1) &&
+                          (p.flags & kResidual) == 0 && most_iterations >= kPaceMinIterations};
 
   for (int64_t c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {
     const ChunkRows chunk = chunk_rows<VPT>(p, c);
@@ -958,10 +986,11 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
       for (int e = 0; e < 8; ++e) acc[k][e] = 0.0;
     }
     const bool first_chunk = c == static_cast<int64_t>(blockIdx.x);
-    backward_row_loop<XT, VPT, R, D, PER_HEAD, KEEP>(
-        p, chunk.begin, rows_per_cta * R, chunk.end, group, rows_per_cta, lane, tpr, stage, w,
+    const int iterations = backward_row_loop<XT, VPT, R, D, PER_HEAD, KEEP, HIDDEN>(
+        p, chunk.begin, iteration_rows, chunk.end, group, rows_per_cta, lane, tpr, stage, w,
         scratch, acc, [&] { if (first_chunk) stage_weights(); }, [] {}, chunk.first,
-        chunk.stride);
+        chunk.stride, [&](int k) { pace.step(k); });
+    pace.finish(static_cast<unsigned int>(iterations), most_iterations);
     // Fold the row groups of this CTA in FP64, group 0 first, then write the chunk's partial
     // (or dw itself, rounded once, when there is a single chunk): write_chunk_sums with one
     // vector a thread. Four vectors a thread always make one group a CTA; their several-group
@@ -1031,19 +1060,25 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
 // PER_HEAD: the launch's rows are per-head views (p.heads != 1); a kernel of its own, so that the
 // per-head addressing (a 64-bit division a row) is not in the plain kernel's row loop. KEEP: g and
 // x copied with an L2 evict_last policy (backward_policy.h: backward_keep_rows; same bits), built
-// for one vector a thread and contiguous rows only.
-template <typename XT, typename WT, int VPT, int D, bool PER_HEAD, bool KEEP = false>
+// for one vector a thread and contiguous rows only. HIDDEN (backward_fixed_hidden): the row loop
+// with the row width and the hidden size as constants, for calls of exactly that hidden size
+// (docs/kernels.md step 108), or 0.
+template <typename XT, typename WT, int VPT, int D, bool PER_HEAD, bool KEEP = false,
+          int HIDDEN = 0>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
   static_assert(!KEEP || (VPT == 1 && !PER_HEAD),
                 "the evict_last instance: one vector a thread, contiguous rows");
+  static_assert(HIDDEN == 0 || (VPT == 1 && !PER_HEAD),
+                "a compile-time hidden size: one vector a thread, contiguous rows");
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights (see deterministic_smem_bytes), then with the one-cluster fold its buffers
   // and mbarrier (cluster_fold_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int R = backward_rows_per_group(VPT);
   const int64_t ring = stage_bytes(VPT, R, blockDim.x, D);
-  const int64_t combine = combine_doubles(p.hidden, blockDim.x / p.tpr, blockDim.x) * 8;
+  const int tpr = deterministic_row_width<HIDDEN>(p);
+  const int64_t combine = combine_doubles(p.hidden, blockDim.x / tpr, blockDim.x) * 8;
   const SharedWeights w{reinterpret_cast<float*>(smem + (ring > combine ? ring : combine)),
                         static_cast<int>(p.hidden / 8)};
   // The raw weights are copied before any row: into the ring's last stage, which the first
@@ -1054,7 +1089,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   if (uses_cluster_fold<VPT, D>(p)) {
     cluster_fold_begin(w.s, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
   }
-  deterministic_body<XT, VPT, D, PER_HEAD, KEEP>(p, w, smem, [&] {
+  deterministic_body<XT, VPT, D, PER_HEAD, KEEP, HIDDEN>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);
   });
@@ -1090,9 +1125,9 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   const int first = first64 < rows ? static_cast<int>(first64) : rows;
   const int64_t step64 = gridDim.x * rows_per_iter;
   const int step = step64 < rows ? static_cast<int>(step64) : rows;
-  backward_row_loop<XT, VPT, R, D, PER_HEAD, false>(p, first, step, rows, group, rows_per_cta,
+  backward_row_loop<XT, VPT, R, D, PER_HEAD, false, 0>(p, first, step, rows, group, rows_per_cta,
                                                     lane, tpr, stage, w, scratch, acc, [] {},
-                                                    [&] { w.hold(); }, 0, 1);
+                                                    [&] { w.hold(); }, 0, 1, [](int) {});
   if (first >= rows) return;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {

@@ -25,6 +25,19 @@ inline bool backward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
          rows * hidden >= kKeepBackwardMinElements;
 }
 
+// The hidden size whose deterministic backward has an instance of its own, with the row width
+// and the hidden size as compile-time constants (backward_deterministic_kernel's HIDDEN; same
+// bits: the same arithmetic in the same order). Measured on an H100 SXM as an upper bound
+// (docs/kernels.md, steps 106-107; the row loop 1259 -> 1095 SASS instructions): 16384 x 2048
+// 0.988-0.991, 65536 x 2048 0.992-0.993, FP32 weights 0.990-0.991, the residual form 0.990-0.993;
+// with GridPace 0.986 and 0.971. H 2048 only: the hidden size of the brief's line that misses.
+constexpr int kBackwardFixedHidden = 2048;
+
+inline bool backward_fixed_hidden(int64_t hidden, int tpr, int64_t heads) {
+  return hidden == kBackwardFixedHidden && heads == 1 &&
+         tpr == backward_fixed_tpr(kBackwardFixedHidden);
+}
+
 // The deepest cp.async ring a deterministic backward CTA of `block` threads takes for a call of
 // `rows` rows (fewer stages where the device's shared memory does not fit them): two for the
 // largest CTAs (backward_max_block(1), 1024 threads, one an SM: H 7944-8192, and the large calls'

@@ -138,6 +138,13 @@ inline int64_t forward_spread_rows(const RowConfig& c, int64_t hidden) {
   return rows < kForwardSpreadMaxRows ? rows : kForwardSpreadMaxRows;
 }
 
+// The row width of the deterministic backward's instance at a compile-time hidden size
+// (backward_deterministic_kernel's HIDDEN; one vector a thread, so backward_config(hidden).tpr):
+// a thread a vector of 8, whole warps.
+constexpr MILES_RMSNORM_HOST_DEVICE int backward_fixed_tpr(int hidden) {
+  return (hidden / kVectorElems + 31) / 32 * 32;
+}
+
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)
 // above; the FP64 dw accumulators live in registers.
 inline RowConfig backward_config(int64_t hidden) {

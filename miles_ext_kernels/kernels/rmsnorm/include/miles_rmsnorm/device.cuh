@@ -545,6 +545,16 @@ __device__ __forceinline__ void red_add_release(unsigned int* p, unsigned int v)
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
+__device__ __forceinline__ unsigned int load_relaxed(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void red_add_relaxed(unsigned int* p, unsigned int v) {
+  asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ void store_relaxed(unsigned int* p, unsigned int v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
@@ -592,6 +602,55 @@ struct GridBarrier {
     }
     store_relaxed(counters, 0u);
     store_relaxed(counters + 1, 0u);
+    store_relaxed(counters + 2, 0u);  // GridPace's word: every CTA counted its last before arriving
+  }
+};
+
+// Iterations a CTA may run ahead of the grid's average before GridPace holds it.
+constexpr unsigned int kPaceSlack = 1;
+
+// The fewest iterations a chunk of a paced launch runs (the deterministic backward's rule,
+// backward.cuh): at 4-16 iterations a chunk in two CTAs an SM pacing measured 2-7% slower on an
+// H100, at 16 in one CTA an SM 0.2-0.8% faster, at 31-124 1-3% faster (docs/kernels.md step 107).
+constexpr unsigned int kPaceMinIterations = 16;
+
+// Pacing between the co-resident CTAs of a grid-barrier launch (one chunk a CTA; docs/kernels.md
+// step 107): thread 0 counts each finished iteration in counters[2] as the next one starts, and a
+// CTA about to start iteration k waits until the grid has finished (k - kPaceSlack) iterations a
+// CTA on average, so that the SMs the memory system serves first leave bandwidth to the others
+// and the grid's rows end closer together. Timing only: which rows a CTA reads, and in what order,
+// never changes. A CTA whose rows are done tops its count up to `most` (the most iterations any
+// CTA runs), so the sum reaches most * grid and no waiter is left behind a CTA with fewer
+// iterations; the slowest CTA never waits (its own count and the others' put the sum at
+// (k - 1) * grid or more). The word is zero on entry, and GridBarrier::finish, which runs after
+// every CTA's last count, zeroes it again. Off, neither member does anything.
+struct GridPace {
+  unsigned int* word;
+  bool on;
+
+  // Every thread of the CTA calls it at the start of iteration k >= 1.
+  __device__ __forceinline__ void step(int k) const {
+    if (!on) return;
+    if (threadIdx.x == 0) {
+      red_add_relaxed(word, 1u);
+      if (static_cast<unsigned int>(k) > kPaceSlack) {
+        const unsigned int need = (static_cast<unsigned int>(k) - kPaceSlack) * gridDim.x;
+        while (load_relaxed(word) < need) {
+#if __CUDA_ARCH__ >= 700
+          __nanosleep(64);
+#endif
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  // Thread 0 (others may call it), once the CTA's `iterations` are done: its count (one for each
+  // iteration after the first) made up to `most`.
+  __device__ __forceinline__ void finish(unsigned int iterations, unsigned int most) const {
+    if (!on || threadIdx.x != 0) return;
+    const unsigned int counted = iterations > 0u ? iterations - 1u : 0u;
+    if (most > counted) red_add_relaxed(word, most - counted);
   }
 };
 
