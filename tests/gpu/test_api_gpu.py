@@ -214,12 +214,12 @@ def test_graphs_captured_on_a_cold_stream_do_not_depend_on_each_other(rows):
     assert [key for key in programs._WORKSPACES if key[1] == stream.cuda_stream]
 
 
-# 777 x 2048: chunks of dealt rows; 16384 x 2048: one 1024-thread CTA an SM, paced where the
-# GPU has 132 SMs (docs/kernels.md step 107: chunks of 125 or 124 rows, 16 iterations); 4300 x
-# 8192: paced there too, the chunks of 32 rows a CTA's iteration short of the others (their CTAs
-# top the pacing count up); 1000 x 12288: contiguous chunks, the last one shorter, not paced.
+# 777 x 2048: chunks of dealt rows; 32768 x 2048 and 16400 x 8192: one 1024-thread CTA an SM,
+# paced where the GPU has 132 SMs (docs/kernels.md step 107: chunks of 32 or 31 iterations, and
+# of 63 or 62; the CTAs of the shorter chunks top the pacing count up); 1000 x 12288: contiguous
+# chunks, the last one shorter, not paced.
 @pytest.mark.parametrize(("rows", "hidden"),
-                         [(777, 2048), (16384, 2048), (4300, 8192), (1000, 12288)])
+                         [(777, 2048), (32768, 2048), (16400, 8192), (1000, 12288)])
 def test_caller_workspace_is_reused_and_left_zeroed_counters(rows, hidden):
     _require_programs(hidden)
     x, _, w, g = _data(rows, hidden)

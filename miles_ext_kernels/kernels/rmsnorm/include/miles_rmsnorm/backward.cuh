@@ -967,14 +967,15 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
       (static_cast<int>(p.rows_per_chunk) + iteration_rows - 1) / iteration_rows);
   // Paced (GridPace) where it measured faster (docs/kernels.md step 107): one chunk a CTA, all
   // co-resident (the grid barrier's launch); one vector a thread (four already spill a few
-  // registers, and pacing grew their stack frames) in CTAs of more than half an SM's threads, so
-  // one CTA an SM (two CTAs an SM ran 2-7% slower paced); plain rows (the residual form 0.3-0.6%
-  // slower); and chunks of at least kPaceMinIterations iterations.
+  // registers, and pacing grew their stack frames) in CTAs of backward_max_block(1) threads, one
+  // an SM (two CTAs an SM ran 2-7% slower paced, 640 and 768 threads 4-8% at 4096 rows); plain
+  // rows (the residual form 0.3-0.6% slower); and chunks of at least kPaceMinIterations
+  // iterations.
   const GridPace pace{p.counters + 2,
                       VPT == 1 && !single_chunk &&
                           static_cast<int64_t>(gridDim.x) == p.n_chunks &&
                           !uses_cluster_fold<VPT, D>(p) &&
-                          2 * static_cast<int>(blockDim.x) > backward_max_block(1) &&
+                          static_cast<int>(blockDim.x) >= backward_max_block(1) &&
                           (p.flags & kResidual) == 0 && most_iterations >= kPaceMinIterations};
 
   for (int64_t c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {

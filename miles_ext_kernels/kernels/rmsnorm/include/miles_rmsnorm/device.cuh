@@ -610,9 +610,10 @@ struct GridBarrier {
 constexpr unsigned int kPaceSlack = 1;
 
 // The fewest iterations a chunk of a paced launch runs (the deterministic backward's rule,
-// backward.cuh): at 4-16 iterations a chunk in two CTAs an SM pacing measured 2-7% slower on an
-// H100, at 16 in one CTA an SM 0.2-0.8% faster, at 31-124 1-3% faster (docs/kernels.md step 107).
-constexpr unsigned int kPaceMinIterations = 16;
+// backward.cuh), measured on H100s in 1024-thread CTAs: 16 iterations 0.2-0.8% faster at 16384 x
+// 2048 but 0.5-1.2% slower at 4096 x 8192; 31 1.1% faster (16384 x 4096); 62-124 2-3% faster
+// (docs/kernels.md step 107).
+constexpr unsigned int kPaceMinIterations = 24;
 
 // Pacing between the co-resident CTAs of a grid-barrier launch (one chunk a CTA; docs/kernels.md
 // step 107): thread 0 counts each finished iteration in counters[2] as the next one starts, and a
