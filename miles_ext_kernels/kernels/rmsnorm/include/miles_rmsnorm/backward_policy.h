@@ -30,7 +30,8 @@ inline bool backward_keep_rows(int64_t rows, int64_t hidden, bool residual) {
 // bits: the same arithmetic in the same order). Measured on an H100 SXM as an upper bound
 // (docs/kernels.md, steps 106-107; the row loop 1259 -> 1095 SASS instructions): 16384 x 2048
 // 0.988-0.991, 65536 x 2048 0.992-0.993, FP32 weights 0.990-0.991, the residual form 0.990-0.993;
-// with GridPace 0.986 and 0.971. H 2048 only: the hidden size of the brief's line that misses.
+// with GridPace 0.986 and 0.971; as landed with it (session 74, step 107), 0.990-0.994 and
+// 0.969-0.980. H 2048 only: the hidden size of the brief's line that misses.
 constexpr int kBackwardFixedHidden = 2048;
 
 inline bool backward_fixed_hidden(int64_t hidden, int tpr, int64_t heads) {
