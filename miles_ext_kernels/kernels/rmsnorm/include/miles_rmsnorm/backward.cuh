@@ -940,7 +940,12 @@ __device__ __forceinline__ ChunkRows chunk_rows(const BackwardParams& p, int64_t
 // (HIDDEN, one vector a thread), else the launch's.
 template <int HIDDEN>
 __device__ __forceinline__ int deterministic_row_width(const BackwardParams& p) {
-  return HIDDEN > 0 ? backward_fixed_tpr(HIDDEN) : p.tpr;
+  if constexpr (HIDDEN > 0) {
+    constexpr int tpr = backward_fixed_tpr(HIDDEN);
+    return tpr;
+  } else {
+    return p.tpr;
+  }
 }
 
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid

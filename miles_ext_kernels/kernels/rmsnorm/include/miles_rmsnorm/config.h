@@ -32,7 +32,7 @@ struct RowConfig {
   int rows_per_cta;   // rows a CTA processes per iteration (groups * rows_per_group)
 };
 
-constexpr int pow2_ceil(int64_t v) {
+constexpr MILES_RMSNORM_HOST_DEVICE int pow2_ceil(int64_t v) {
   int p = 1;
   while (p < v) p <<= 1;
   return p;
@@ -40,7 +40,7 @@ constexpr int pow2_ceil(int64_t v) {
 
 // Threads of a row group for `vectors` 16-byte vectors per thread-slot: a power of two up to a
 // warp, whole warps above (so no warp is split between groups and at most 31 threads idle).
-constexpr int row_threads(int64_t vectors) {
+constexpr MILES_RMSNORM_HOST_DEVICE int row_threads(int64_t vectors) {
   if (vectors <= 32) return pow2_ceil(vectors);
   return static_cast<int>((vectors + 31) / 32 * 32);
 }
@@ -139,10 +139,9 @@ inline int64_t forward_spread_rows(const RowConfig& c, int64_t hidden) {
 }
 
 // The row width of the deterministic backward's instance at a compile-time hidden size
-// (backward_deterministic_kernel's HIDDEN; one vector a thread, so backward_config(hidden).tpr):
-// a thread a vector of 8, whole warps.
+// (backward_deterministic_kernel's HIDDEN): one vector a thread, so backward_config(hidden).tpr.
 constexpr MILES_RMSNORM_HOST_DEVICE int backward_fixed_tpr(int hidden) {
-  return (hidden / kVectorElems + 31) / 32 * 32;
+  return row_threads(hidden / kVectorElems);
 }
 
 // Backward: one vector per thread (two rows in flight) up to hidden 8192, four vectors (one row)
