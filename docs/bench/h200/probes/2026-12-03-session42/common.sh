@@ -13,7 +13,9 @@
 # bwd_ab (rows.py's backward A/B at step 101's shapes) and bwd_record (the harness's backward at
 # T 4096-65536 against an earlier record); session 70 fwd_small_record (the harness's forward at
 # T 1-64, H 256-4096), fwd_twice_run and twice_table (session 68's fwd_twice.py in a tree, its
-# rows side by side), fwd_step_builds and fwd_step_twice (the working tree against .device/H).
+# rows side by side), fwd_step_builds and fwd_step_twice (the working tree against .device/H);
+# session 74 patched_tree (a copy with patches applied), land_check (a patched tree's modules and
+# GPU suite, main's modules matching a regex beside it, and its dx and dw bits against main's).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -187,4 +189,24 @@ fwd_step_twice() {  # plain_shapes residual_shapes: fwd_twice_run H N N H (after
     fwd_twice_run $tree residual $2
   done
   echo "twice $(( $(date +%s) - t0 )) s"
+}
+patched_tree() {  # name patch...: /tmp/<name>, the repository with the patches applied in order
+  local name=$1 patch   # and build.json regenerated (sessions 72-74's landing calls)
+  shift
+  rm -rf /tmp/$name && cp -r . /tmp/$name || return 1
+  for patch in "$@"; do (cd /tmp/$name && git apply $patch) || return 1; done
+  (cd /tmp/$name && python3 tools/gen_kernel_build_json.py > /dev/null)
+}
+land_check() {  # name regex shapes: every module of /tmp/<name> and its GPU suite, the working
+  # tree's (M) modules matching regex built beside it; then session 71's bits_ab.py: /tmp/<name>'s
+  # dx and dw against the working tree's on the shapes (sessions 72-74's landing calls)
+  local bits=$(pwd)/docs/bench/h200/probes/2026-12-05-session71/bits_ab.py
+  build_matching . M 4 "$2" &
+  (cd /tmp/$1 && build_tree 12)
+  wait
+  echo "builds $(( $(date +%s) - t0 )) s"
+  (cd /tmp/$1 && gpu_suite)
+  python3 $bits save /tmp/bits_m.pt $3 | tail -1
+  (cd /tmp/$1 && python3 $bits compare /tmp/bits_m.pt $3 | tail -3 | sed "s/^/$1 /")
+  echo "bits $(( $(date +%s) - t0 )) s"
 }

@@ -15,9 +15,7 @@ Q=$(pwd)/docs/bench/h200/probes/2026-12-05-session71
 P=$(pwd)/docs/bench/h200/probes/2026-12-05-session72
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 for t in $VARIANTS; do
-  rm -rf /tmp/$t && cp -r . /tmp/$t && (cd /tmp/$t && git apply $P/grid_pace.patch \
-    && { [ $t = N ] || git apply $P/fixed_hidden.patch; } \
-    && python3 tools/gen_kernel_build_json.py > /dev/null) || exit 1
+  patched_tree $t $P/grid_pace.patch $([ $t = N ] || echo $P/fixed_hidden.patch) || exit 1
 done
 build_matching . M 2 'miles_rmsnorm_bwd__h2048$' &
 [ "$MODE" = short ] || build_matching /tmp/N N 2 'miles_rmsnorm_bwd__h2048$' &

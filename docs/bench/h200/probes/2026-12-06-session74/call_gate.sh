@@ -5,20 +5,10 @@
 # working tree); M G G M at the peer grid's one-CTA-an-SM shapes below 16384 rows (paced on main,
 # not in G), at two 16384-row shapes (paced in both) and at 2048 and 4096 x 4096 (paced in neither).
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-Q=$(pwd)/docs/bench/h200/probes/2026-12-05-session71
 P=$(pwd)/docs/bench/h200/probes/2026-12-06-session74
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-rm -rf /tmp/G && cp -r . /tmp/G && (cd /tmp/G && git apply $P/rows_gate.patch \
-  && python3 tools/gen_kernel_build_json.py > /dev/null) || exit 1
-build_matching . M 4 'miles_rmsnorm_bwd__h(2048|4096|5120|6144|8192)$' &
-(cd /tmp/G && build_tree 12)
-wait
-echo "builds $(( $(date +%s) - t0 )) s"
-(cd /tmp/G && gpu_suite)
-SH=4096x8192,16400x8192,4096x5120,16384x2048
-python3 $Q/bits_ab.py save /tmp/bits_m.pt $SH | tail -1
-(cd /tmp/G && python3 $Q/bits_ab.py compare /tmp/bits_m.pt $SH | tail -3 | sed "s/^/G /")
-echo "bits $(( $(date +%s) - t0 )) s"
+patched_tree G $P/rows_gate.patch || exit 1
+land_check G 'miles_rmsnorm_bwd__h(2048|4096|5120|6144|8192)$' 4096x8192,16400x8192,4096x5120,16384x2048
 abba gate.txt bwd 4096x5120,4096x6144,4096x8192,8192x8192,16384x2048,16384x8192,2048x4096,4096x4096 \
   "plain bf16" -- ". M" "/tmp/G G"
 echo "rows $(( $(date +%s) - t0 )) s"

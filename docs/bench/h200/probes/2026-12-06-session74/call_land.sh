@@ -7,19 +7,11 @@
 # form at 16384 x 2048; M L L M where session 74's first call saw pacing 2-7% slower (two CTAs an
 # SM, 4-16 iterations) and at the paced H 4096 and 8192 shapes.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
-Q=$(pwd)/docs/bench/h200/probes/2026-12-05-session71
 P=$(pwd)/docs/bench/h200/probes/2026-12-06-session74
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-rm -rf /tmp/L && cp -r . /tmp/L && (cd /tmp/L && git apply $P/land.patch && python3 tools/gen_kernel_build_json.py > /dev/null) || exit 1
-build_matching . M 4 'miles_rmsnorm_bwd__h(1536|2048|4096|8192)$' &
-(cd /tmp/L && build_tree 12)
-wait
-echo "builds $(( $(date +%s) - t0 )) s"
-(cd /tmp/L && gpu_suite)
-SH=16384x2048,4096x2048,65536x2048,1000x2048,4300x8192,16384x8192,16384x4096
-python3 $Q/bits_ab.py save /tmp/bits_m.pt $SH | tail -1
-(cd /tmp/L && python3 $Q/bits_ab.py compare /tmp/bits_m.pt $SH | tail -3 | sed "s/^/L /")
-echo "bits $(( $(date +%s) - t0 )) s"
+patched_tree L $P/land.patch || exit 1
+land_check L 'miles_rmsnorm_bwd__h(1536|2048|4096|8192)$' \
+  16384x2048,4096x2048,65536x2048,1000x2048,4300x8192,16384x8192,16384x4096
 abba land.txt bwd 16384x2048,65536x2048 "plain bf16" -- ". M" "/tmp/L L"
 ab land.txt bwd 16384x2048 "plain fp32" "residual bf16" -- ". M" "/tmp/L L"
 abba land.txt bwd 2048x4096,4096x2048,8192x2048,16384x1536,16384x4096,4096x8192,16384x8192 \
