@@ -559,6 +559,52 @@ def test_backward_ring_depth_policy(tmp_path):
     assert set(got.values()) == {2, 3}
 
 
+PACE_DUMP = r"""
+#include <cstdio>
+#include "miles_rmsnorm/backward_policy.h"
+#include "miles_rmsnorm/config.h"
+using namespace miles_rmsnorm;
+// The binding's block for a call of `rows` rows in `chunks` chunks, and backward_pace for it.
+static bool paced(long h, long rows, long chunks, unsigned grid, long heads, bool residual) {
+  const RowConfig c = backward_config(h);
+  const long per_chunk = (rows + chunks - 1) / chunks;
+  const int large = backward_large_block(c, rows, chunks);
+  const int block = large > 0 ? large : backward_chunk_block(c, per_chunk);
+  return backward_pace(c.vpt, block, c.tpr, heads, residual, chunks, grid, per_chunk);
+}
+int main() {
+  const long hidden[] = {1536, 2048, 4096, 5120, 6144, 7936, 7944, 8192, 12288};
+  const long rows[] = {4096, 6072, 6073, 8192, 16383, 16384, 24288, 24289, 65536, 1048576};
+  for (long h : hidden) {
+    for (long r : rows) {
+      std::printf("%ld %ld %d %d %d %d %d\n", h, r, paced(h, r, 132, 132, 1, false),
+                  paced(h, r, 132, 131, 1, false), paced(h, r, 132, 132, 1, true),
+                  paced(h, r, 132, 132, 4, false), paced(h, r, 1, 1, 1, false));
+    }
+  }
+}
+"""
+
+
+@NEEDS_GXX
+def test_backward_pacing_policy(tmp_path):
+    """backward_policy.h's backward_pace, for the binding's CTA of each call: only one-vector CTAs
+    of 1024 threads (H 2048 and 4096 from BACKWARD_LARGE_ROWS rows, H 7944-8192 always) whose
+    largest chunk runs at least 24 iterations of their row groups, with one CTA a chunk of two or
+    more, contiguous rows and no residual; never with a CTA short of the chunks, per-head rows,
+    the residual form or one chunk."""
+    out = _run_host_program(tmp_path, "pace", PACE_DUMP)
+    got = {(int(h), int(r)): tuple(map(int, rest))
+           for h, r, *rest in (line.split() for line in out.splitlines())}
+    assert len(got) == 90
+    assert {key for key, flags in got.items() if flags[0]} == {
+        (2048, r) for r in (24289, 65536, 1048576)} | {
+        (4096, r) for r in (16384, 24288, 24289, 65536, 1048576)} | {
+        (h, r) for h in (7944, 8192) for r in (6073, 8192, 16383, 16384, 24288, 24289, 65536,
+                                                1048576)}
+    assert all(flags[1:] == (0, 0, 0, 0) for flags in got.values())
+
+
 PARAM_OFFSETS_DUMP = r"""
 #include <cstddef>
 #include <cstdio>

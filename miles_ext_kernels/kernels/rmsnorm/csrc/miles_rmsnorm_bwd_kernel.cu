@@ -55,6 +55,30 @@ cudaError_t launch_one_cluster(Kernel kernel, const miles_rmsnorm::BackwardParam
   return status;
 }
 
+using DeterministicKernel = void (*)(miles_rmsnorm::BackwardParams);
+
+// The paced instance (backward_pace) of one vector a thread for contiguous rows, `keep` (the
+// evict_last copies) and `fixed` (the compile-time hidden size) as the unpaced one chose, or
+// nullptr where none is built: with a ring of two stages, and of three only for the plain
+// run-time hidden size (H 7944-8192 below kBackwardLargeRows rows, which keep rows only from
+// 32,768); the others are not reachable (1024-thread CTAs at H 2048 and 4096 take two stages).
+template <typename XT, typename WT, int D>
+DeterministicKernel paced_instance(bool keep, bool fixed) {
+  using miles_rmsnorm::backward_deterministic_kernel;
+  constexpr int H = miles_rmsnorm::kBackwardFixedHidden;
+  if constexpr (D == 2) {
+    if (fixed) {
+      return keep ? backward_deterministic_kernel<XT, WT, 1, D, false, true, H, true>
+                  : backward_deterministic_kernel<XT, WT, 1, D, false, false, H, true>;
+    }
+    return keep ? backward_deterministic_kernel<XT, WT, 1, D, false, true, 0, true>
+                : backward_deterministic_kernel<XT, WT, 1, D, false, false, 0, true>;
+  } else if constexpr (D == 3) {
+    if (!keep && !fixed) return backward_deterministic_kernel<XT, WT, 1, D, false, false, 0, true>;
+  }
+  return nullptr;
+}
+
 struct DeterministicLaunch {
   const miles_rmsnorm::BackwardParams* p;
   unsigned int grid_x;
@@ -73,9 +97,10 @@ struct DeterministicLaunch {
           miles_rmsnorm::backward_rows_per_group(VPT), stages);
     };
     // Large calls of contiguous rows copy them with an L2 evict_last policy (same bits).
-    const bool keep = p->heads == 1 &&
-                      miles_rmsnorm::backward_keep_rows(
-                          p->rows, p->hidden, (p->flags & miles_rmsnorm::kResidual) != 0);
+    const bool residual = (p->flags & miles_rmsnorm::kResidual) != 0;
+    const bool keep =
+        p->heads == 1 && miles_rmsnorm::backward_keep_rows(p->rows, p->hidden, residual);
+    const bool fixed = miles_rmsnorm::backward_fixed_hidden(p->hidden, p->tpr, p->heads);
     const int max_stages = miles_rmsnorm::backward_max_stages(static_cast<int>(block), p->rows);
     return miles_rmsnorm::launch_deepest_ring<VPT>(device, bytes, [&](auto stages, size_t smem,
                                                                       size_t limit) {
@@ -89,7 +114,7 @@ struct DeterministicLaunch {
         // is the fallback of GPUs with little shared memory).
         if constexpr (D >= 2) {
           constexpr int H = miles_rmsnorm::kBackwardFixedHidden;
-          if (miles_rmsnorm::backward_fixed_hidden(p->hidden, p->tpr, p->heads)) {
+          if (fixed) {
             kernel = keep ? backward_deterministic_kernel<XT, WT, VPT, D, false, true, H>
                           : backward_deterministic_kernel<XT, WT, VPT, D, false, false, H>;
           }
@@ -117,6 +142,17 @@ struct DeterministicLaunch {
       if (per_sm < 1) return cudaErrorInvalidConfiguration;
       const unsigned int grid = miles_rmsnorm::backward_wave_grid(
           grid_x, p->n_chunks, static_cast<unsigned int>(per_sm) * sms, per_sm);
+      if constexpr (VPT == 1) {
+        // The same launch paced (same resources and occupancy: the same launch bounds).
+        if (miles_rmsnorm::backward_pace(VPT, static_cast<int>(block), p->tpr, p->heads, residual,
+                                         p->n_chunks, grid, p->rows_per_chunk)) {
+          if (const DeterministicKernel paced = paced_instance<XT, WT, D>(keep, fixed)) {
+            kernel = paced;
+            const cudaError_t a = miles_rmsnorm::allow_dynamic_smem(kernel, smem);
+            if (a != cudaSuccess) return a;
+          }
+        }
+      }
       if (launched) *launched = grid;
       miles_rmsnorm::OneDimLaunch launch(grid, block, smem, stream);
       launch.cooperative();

@@ -950,8 +950,8 @@ __device__ __forceinline__ int deterministic_row_width(const BackwardParams& p) 
 
 // The deterministic program's work, once its weights are placed: the chunks of this CTA, a grid
 // barrier, then this CTA's columns of the fixed-order fold.
-template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, int HIDDEN, typename Weights,
-          typename Started>
+template <typename XT, int VPT, int D, bool PER_HEAD, bool KEEP, int HIDDEN, bool PACE,
+          typename Weights, typename Started>
 __device__ __forceinline__ void deterministic_body(const BackwardParams& p, const Weights& w,
                                                    unsigned char* smem, Started stage_weights) {
   constexpr int R = backward_rows_per_group(VPT);
@@ -970,18 +970,12 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
   // rows_per_chunk is ceil(rows / n_chunks), at most 2^30).
   const unsigned int most_iterations = static_cast<unsigned int>(
       (static_cast<int>(p.rows_per_chunk) + iteration_rows - 1) / iteration_rows);
-  // Paced (GridPace) where it measured faster (docs/kernels.md step 107): one chunk a CTA, all
-  // co-resident (the grid barrier's launch); one vector a thread (four already spill a few
-  // registers, and pacing grew their stack frames) in CTAs of backward_max_block(1) threads, one
-  // an SM (two CTAs an SM ran 2-7% slower paced, 640 and 768 threads 4-8% at 4096 rows); plain
-  // rows (the residual form 0.3-0.6% slower); and chunks of at least kPaceMinIterations
-  // iterations.
-  const GridPace pace{p.counters + 2,
-                      VPT == 1 && !single_chunk &&
-                          static_cast<int64_t>(gridDim.x) == p.n_chunks &&
-                          !uses_cluster_fold<VPT, D>(p) &&
-                          static_cast<int>(blockDim.x) >= backward_max_block(1) &&
-                          (p.flags & kResidual) == 0 && most_iterations >= kPaceMinIterations};
+  // The PACE instance paces its CTAs (GridPace; the host's rule is backward_policy.h's
+  // backward_pace, and only the cooperative launch takes the instance, never the one-cluster
+  // fold, whose CTAs skip GridBarrier::finish). The guard keeps a launch outside the rule
+  // (several chunks a CTA, or one chunk) from waiting on iterations no running CTA will count.
+  const GridPace pace{p.counters + 2, PACE && !single_chunk &&
+                                          static_cast<int64_t>(gridDim.x) == p.n_chunks};
 
   for (int64_t c = blockIdx.x; c < p.n_chunks; c += gridDim.x) {
     const ChunkRows chunk = chunk_rows<VPT>(p, c);
@@ -1068,15 +1062,18 @@ __device__ __forceinline__ void deterministic_body(const BackwardParams& p, cons
 // x copied with an L2 evict_last policy (backward_policy.h: backward_keep_rows; same bits), built
 // for one vector a thread and contiguous rows only. HIDDEN (backward_fixed_hidden): the row loop
 // with the row width and the hidden size as constants, for calls of exactly that hidden size
-// (docs/kernels.md step 108), or 0.
+// (docs/kernels.md step 108), or 0. PACE (backward_pace): the CTAs paced (GridPace, step 107),
+// an instance of its own so that the others' row loop has none of its instructions.
 template <typename XT, typename WT, int VPT, int D, bool PER_HEAD, bool KEEP = false,
-          int HIDDEN = 0>
+          int HIDDEN = 0, bool PACE = false>
 __global__ void __launch_bounds__(backward_max_block(VPT), 1)
     backward_deterministic_kernel(const BackwardParams p) {
   static_assert(!KEEP || (VPT == 1 && !PER_HEAD),
                 "the evict_last instance: one vector a thread, contiguous rows");
   static_assert(HIDDEN == 0 || (VPT == 1 && !PER_HEAD),
                 "a compile-time hidden size: one vector a thread, contiguous rows");
+  static_assert(!PACE || (VPT == 1 && !PER_HEAD),
+                "the paced instance: one vector a thread, contiguous rows");
   // Dynamic shared memory: the cp.async ring (aliased by the FP64 combine/fold buffer), then the
   // effective weights (see deterministic_smem_bytes), then with the one-cluster fold its buffers
   // and mbarrier (cluster_fold_bytes).
@@ -1095,7 +1092,7 @@ __global__ void __launch_bounds__(backward_max_block(VPT), 1)
   if (uses_cluster_fold<VPT, D>(p)) {
     cluster_fold_begin(w.s, static_cast<int>(p.hidden), static_cast<int>(p.n_chunks));
   }
-  deterministic_body<XT, VPT, D, PER_HEAD, KEEP, HIDDEN>(p, w, smem, [&] {
+  deterministic_body<XT, VPT, D, PER_HEAD, KEEP, HIDDEN, PACE>(p, w, smem, [&] {
     cp_async_wait_pending<D - 1>();  // the weights' group: committed before the rows'
     w.template stage_raw<WT>(p, raw);
   });

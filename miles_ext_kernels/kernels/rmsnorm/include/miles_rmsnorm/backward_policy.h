@@ -39,6 +39,30 @@ inline bool backward_fixed_hidden(int64_t hidden, int tpr, int64_t heads) {
          tpr == backward_fixed_tpr(kBackwardFixedHidden);
 }
 
+// The fewest iterations the largest chunk of a paced launch runs (backward_pace), measured on H100s
+// in 1024-thread CTAs: 16 iterations 0.2-0.8% faster at 16384 x 2048 but 0.5-1.2% slower at
+// 4096 x 8192; 31 1.1% faster (16384 x 4096); 62-124 2-3% faster (docs/kernels.md step 107).
+constexpr int64_t kPaceMinIterations = 24;
+
+// Whether a deterministic backward launch paces its CTAs (GridPace, device.cuh; the kernel's PACE
+// instance, same bits: pacing only delays a CTA, never changes its rows or their order). Where
+// it measured faster on H100s (docs/kernels.md step 107): one vector a thread (four already spill
+// a few registers, and pacing grew their stack frames) in CTAs of backward_max_block(1) threads,
+// one an SM (two CTAs an SM ran 2-7% slower paced, 640 and 768 threads 4-8% at 4096 rows);
+// contiguous plain rows (the residual form 0.3-0.6% slower); the cooperative launch's one chunk a
+// CTA of `chunks` >= 2 chunks of at most `rows_per_chunk` rows (`grid` CTAs); and a largest chunk
+// of at least kPaceMinIterations iterations of block / tpr row groups. On a 132-SM GPU: H 2048
+// from 24,289 rows, H 4096 from 16,384 and H 7944-8192 from 6,073.
+inline bool backward_pace(int vpt, int block, int tpr, int64_t heads, bool residual,
+                          int64_t chunks, unsigned int grid, int64_t rows_per_chunk) {
+  if (vpt != 1 || block < backward_max_block(1) || tpr < 1 || heads != 1 || residual ||
+      chunks < 2 || static_cast<int64_t>(grid) != chunks) {
+    return false;
+  }
+  const int64_t iteration_rows = int64_t{block / tpr} * backward_rows_per_group(1);
+  return (rows_per_chunk + iteration_rows - 1) / iteration_rows >= kPaceMinIterations;
+}
+
 // The deepest cp.async ring a deterministic backward CTA of `block` threads takes for a call of
 // `rows` rows (fewer stages where the device's shared memory does not fit them): two for the
 // largest CTAs (backward_max_block(1), 1024 threads, one an SM: H 7944-8192, and the large calls'

@@ -609,12 +609,6 @@ struct GridBarrier {
 // Iterations a CTA may run ahead of the grid's average before GridPace holds it.
 constexpr unsigned int kPaceSlack = 1;
 
-// The fewest iterations a chunk of a paced launch runs (the deterministic backward's rule,
-// backward.cuh), measured on H100s in 1024-thread CTAs: 16 iterations 0.2-0.8% faster at 16384 x
-// 2048 but 0.5-1.2% slower at 4096 x 8192; 31 1.1% faster (16384 x 4096); 62-124 2-3% faster
-// (docs/kernels.md step 107).
-constexpr unsigned int kPaceMinIterations = 24;
-
 // Pacing between the co-resident CTAs of a grid-barrier launch (one chunk a CTA; docs/kernels.md
 // step 107): thread 0 counts each finished iteration in counters[2] as the next one starts, and a
 // CTA about to start iteration k waits until the grid has finished (k - kPaceSlack) iterations a
