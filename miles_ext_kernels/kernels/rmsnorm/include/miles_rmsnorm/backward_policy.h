@@ -42,6 +42,8 @@ inline bool backward_fixed_hidden(int64_t hidden, int tpr, int64_t heads) {
 // The fewest iterations the largest chunk of a paced launch runs (backward_pace), measured on H100s
 // in 1024-thread CTAs: 16 iterations 0.2-0.8% faster at 16384 x 2048 but 0.5-1.2% slower at
 // 4096 x 8192; 31 1.1% faster (16384 x 4096); 62-124 2-3% faster (docs/kernels.md step 107).
+// Measured again with the paced instance (step 109): 16-18 iterations level or up to 0.5%
+// slower, 19 iterations 1.0% faster at 5000 x 8192 and 0.2-0.7% at 20000 x 2048.
 constexpr int64_t kPaceMinIterations = 24;
 
 // Whether a deterministic backward launch paces its CTAs (GridPace, device.cuh; the kernel's PACE
