@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -976,17 +977,22 @@ def test_evict_last_backward_instance_runs_where_the_rule_says(hidden, tokens, h
     assert torch.equal(dx.reshape(dx_copy.shape), dx_copy) and torch.equal(dw, dw_copy)
 
 
-def _deterministic_backward_launch(call, tmp_path) -> tuple[int, int]:
-    """(grid x, block x) of the deterministic backward kernel that ``call()`` launches, from the
-    profiler's trace (CUPTI records every kernel's launch shape)."""
+def _deterministic_backward_kernel(call, tmp_path) -> tuple[str, int, int]:
+    """(name, grid x, block x) of the deterministic backward kernel that ``call()`` launches,
+    from the profiler's trace (CUPTI records every kernel's launch shape)."""
     trace = tmp_path / "trace.json"
     _profiled(call).export_chrome_trace(str(trace))
-    shapes = [(event["args"]["grid"][0], event["args"]["block"][0])
-              for event in json.loads(trace.read_text())["traceEvents"]
-              if "backward_deterministic_kernel<" in event.get("name", "")
-              and "grid" in event.get("args", {})]
-    assert len(shapes) == 1, shapes
-    return shapes[0]
+    launches = [(event["name"], event["args"]["grid"][0], event["args"]["block"][0])
+                for event in json.loads(trace.read_text())["traceEvents"]
+                if "backward_deterministic_kernel<" in event.get("name", "")
+                and "grid" in event.get("args", {})]
+    assert len(launches) == 1, launches
+    return launches[0]
+
+
+def _deterministic_backward_launch(call, tmp_path) -> tuple[int, int]:
+    """(grid x, block x) of the deterministic backward kernel that ``call()`` launches."""
+    return _deterministic_backward_kernel(call, tmp_path)[1:]
 
 
 @pytest.mark.parametrize("hidden", [2048, 4096])
@@ -1029,6 +1035,54 @@ def test_large_calls_take_one_cta_an_sm_where_the_rule_says(hidden, residual, tm
         assert _within_dw_budget(dw, ref_dw), rows
         dx_rows[rows] = dx
     assert torch.equal(dx_rows[large_rows][:large_rows - 1], dx_rows[large_rows - 1])
+
+
+def _pace_min_iterations() -> int:
+    """kPaceMinIterations, read from backward_policy.h (the rule's one constant)."""
+    header = (Path(rmsnorm_spec.__file__).parent / "include" / "miles_rmsnorm" /
+              "backward_policy.h").read_text()
+    found = re.search(r"constexpr int64_t kPaceMinIterations = (\d+);", header)
+    assert found is not None
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize(("rows", "hidden", "residual"), [
+    (32768, 2048, False), (16384, 2048, False), (16384, 4096, False), (16384, 4096, True),
+    (65536, 4096, False), (8192, 8192, False), (4096, 8192, False), (2048, 4096, False)])
+def test_paced_backward_instance_runs_where_the_rule_says(rows, hidden, residual, tmp_path):
+    """The deterministic backward takes its paced instance (backward_deterministic_kernel's PACE,
+    backward_policy.h's backward_pace) exactly where the rule says for the launch it made: one
+    vector a thread in 1024-thread CTAs, one CTA a chunk of two or more, plain rows, and a
+    largest chunk of at least kPaceMinIterations iterations (on a 132-SM GPU: 32768 x 2048,
+    16384 x 4096, 65536 x 4096 (with the evict_last copies) and 8192 x 8192 of these); and a
+    launch gives the bits of the same call on a forced grid of 37 CTAs, which is never paced."""
+    _skip_unless_first_party(hidden, residual=residual)
+    x, w, g, u = _inputs(rows, hidden, seed=rows + hidden + residual)
+    g_h = u if residual else None
+    _, rstd = rmsnorm_forward(x, w, EPS, **FP)
+
+    def call(grid=None):
+        return rmsnorm_backward(g, x, w, rstd, g_residual=g_h, grid=grid, **FP)
+
+    name, grid, block = _deterministic_backward_kernel(call, tmp_path)
+    # <XT, WT, VPT, D, PER_HEAD, KEEP, HIDDEN, PACE>: the eighth template argument
+    arguments = re.search(r"backward_deterministic_kernel<([^<>]*)>", name)
+    assert arguments is not None, name
+    paced = [a.strip() for a in arguments.group(1).split(",")][7] == "true"
+    config = rmsnorm_spec.backward_config(hidden)
+    chunks = _main_layout(hidden, rows)["n_chunks"]
+    per_chunk = -(-rows // chunks)
+    iteration_rows = block // config["tpr"] * config["rows_per_group"]
+    want = (config["vpt"] == 1 and block == 1024 and not residual and chunks >= 2
+            and grid == chunks and -(-per_chunk // iteration_rows) >= _pace_min_iterations())
+    assert paced == want, (name, grid, block, chunks)
+    if torch.cuda.get_device_properties(DEV).multi_processor_count == 132 and (
+            torch.cuda.get_device_capability(DEV) == (9, 0)):  # H100 SXM / H200: the docstring's
+        assert want == ((rows, hidden) in {(32768, 2048), (16384, 4096), (65536, 4096),
+                                           (8192, 8192)} and not residual), (rows, hidden)
+    dx, dw = call()
+    dx_forced, dw_forced = call(grid=37)
+    assert torch.equal(dx_forced, dx) and torch.equal(dw_forced, dw)
 
 
 @pytest.mark.parametrize("w_dtype", [torch.bfloat16, torch.float32])

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Session 75, call 7 (call 6 found no machine): on an H200, the harness's backward record first
-# (call5.sh's, against session 62's H200 record), then on any card call 6's peer-grid record.
+# Session 75 (written after call 6 found no machine; it ran as call 10, on an H100): on an H200 the
+# harness's backward record first (call5.sh's, against session 62's H200 record), then on any card
+# session 68's record of the issue's peer grid (h100_record.sh's command) and session 32's
+# grid_summary.py over it.
 source docs/bench/h200/probes/2026-12-03-session42/common.sh
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "$GPU"
