@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
@@ -1037,15 +1036,6 @@ def test_large_calls_take_one_cta_an_sm_where_the_rule_says(hidden, residual, tm
     assert torch.equal(dx_rows[large_rows][:large_rows - 1], dx_rows[large_rows - 1])
 
 
-def _pace_min_iterations() -> int:
-    """kPaceMinIterations, read from backward_policy.h (the rule's one constant)."""
-    header = (Path(rmsnorm_spec.__file__).parent / "include" / "miles_rmsnorm" /
-              "backward_policy.h").read_text()
-    found = re.search(r"constexpr int64_t kPaceMinIterations = (\d+);", header)
-    assert found is not None
-    return int(found.group(1))
-
-
 @pytest.mark.parametrize(("rows", "hidden", "residual"), [
     (32768, 2048, False), (16384, 2048, False), (16384, 4096, False), (16384, 4096, True),
     (65536, 4096, False), (8192, 8192, False), (4096, 8192, False), (2048, 4096, False)])
@@ -1053,9 +1043,10 @@ def test_paced_backward_instance_runs_where_the_rule_says(rows, hidden, residual
     """The deterministic backward takes its paced instance (backward_deterministic_kernel's PACE,
     backward_policy.h's backward_pace) exactly where the rule says for the launch it made: one
     vector a thread in 1024-thread CTAs, one CTA a chunk of two or more, plain rows, and a
-    largest chunk of at least kPaceMinIterations iterations (on a 132-SM GPU: 32768 x 2048,
-    16384 x 4096, 65536 x 4096 (with the evict_last copies) and 8192 x 8192 of these); and a
-    launch gives the bits of the same call on a forced grid of 37 CTAs, which is never paced."""
+    largest chunk of at least kPaceMinIterations iterations (spec.backward_pace mirrors it; on
+    a 132-SM GPU: 32768 x 2048, 16384 x 4096, 65536 x 4096 (with the evict_last copies) and
+    8192 x 8192 of these); and a launch gives the bits of the same call on a forced grid of 37
+    CTAs, which is never paced."""
     _skip_unless_first_party(hidden, residual=residual)
     x, w, g, u = _inputs(rows, hidden, seed=rows + hidden + residual)
     g_h = u if residual else None
@@ -1071,10 +1062,8 @@ def test_paced_backward_instance_runs_where_the_rule_says(rows, hidden, residual
     paced = [a.strip() for a in arguments.group(1).split(",")][7] == "true"
     config = rmsnorm_spec.backward_config(hidden)
     chunks = _main_layout(hidden, rows)["n_chunks"]
-    per_chunk = -(-rows // chunks)
-    iteration_rows = block // config["tpr"] * config["rows_per_group"]
-    want = (config["vpt"] == 1 and block == 1024 and not residual and chunks >= 2
-            and grid == chunks and -(-per_chunk // iteration_rows) >= _pace_min_iterations())
+    want = rmsnorm_spec.backward_pace(config["vpt"], block, config["tpr"], 1, residual, chunks,
+                                      grid, -(-rows // chunks))
     assert paced == want, (name, grid, block, chunks)
     if torch.cuda.get_device_properties(DEV).multi_processor_count == 132 and (
             torch.cuda.get_device_capability(DEV) == (9, 0)):  # H100 SXM / H200: the docstring's

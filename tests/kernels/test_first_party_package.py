@@ -603,6 +603,14 @@ def test_backward_pacing_policy(tmp_path):
         (h, r) for h in (7944, 8192) for r in (6073, 8192, 16383, 16384, 24288, 24289, 65536,
                                                 1048576)}
     assert all(flags[1:] == (0, 0, 0, 0) for flags in got.values())
+    for (h, r), flags in got.items():  # spec.backward_pace mirrors it (the GPU test reads it)
+        cfg = SPEC.backward_config(h)
+        per_chunk = -(-r // 132)
+        block = SPEC.backward_large_block(cfg, r, 132) or SPEC.backward_chunk_block(cfg, per_chunk)
+        assert flags[0] == SPEC.backward_pace(cfg["vpt"], block, cfg["tpr"], 1, False, 132, 132,
+                                              per_chunk), (h, r)
+        assert not SPEC.backward_pace(cfg["vpt"], block, cfg["tpr"], 1, False, 132, 131,
+                                      per_chunk)
 
 
 PARAM_OFFSETS_DUMP = r"""

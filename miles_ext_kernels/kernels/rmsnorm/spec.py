@@ -433,6 +433,26 @@ def backward_keep_rows(rows: int, hidden: int, residual: bool) -> bool:
             and rows * hidden >= BACKWARD_KEEP_MIN_ELEMENTS)
 
 
+# The deterministic backward paces its CTAs (the kernel's PACE instance; a launch choice, same
+# bits) where its largest chunk runs at least this many iterations (backward_pace in
+# backward_policy.h; measured on H100s, docs/kernels.md steps 107 and 109).
+BACKWARD_PACE_MIN_ITERATIONS = 24
+
+
+def backward_pace(vpt: int, block: int, tpr: int, heads: int, residual: bool, chunks: int,
+                  grid: int, rows_per_chunk: int) -> bool:
+    """Whether a deterministic backward launch of ``grid`` CTAs of ``block`` threads over
+    ``chunks`` chunks of at most ``rows_per_chunk`` rows paces its CTAs (``backward_pace`` in
+    backward_policy.h): one vector a thread in 1024-thread CTAs, contiguous plain rows, one CTA a
+    chunk of two or more, and a largest chunk of at least BACKWARD_PACE_MIN_ITERATIONS
+    iterations."""
+    if (vpt != 1 or block < BACKWARD_LARGE_BLOCK or tpr < 1 or heads != 1 or residual
+            or chunks < 2 or grid != chunks):
+        return False
+    iteration_rows = block // tpr * 2  # two rows a group: backward_config's one-vector shape
+    return -(-rows_per_chunk // iteration_rows) >= BACKWARD_PACE_MIN_ITERATIONS
+
+
 # The fixed kernel's plain form at this hidden size runs as two CTAs a row (each summing the whole
 # row, storing half of y: forward_fixed_halves_kernel, same bits) from this many rows up to half
 # the GPU's SMs (fixed_forward_halves in forward_policy.h; measured on the H200, docs/kernels.md
