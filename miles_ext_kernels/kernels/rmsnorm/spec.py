@@ -449,7 +449,7 @@ def backward_pace(vpt: int, block: int, tpr: int, heads: int, residual: bool, ch
     if (vpt != 1 or block < BACKWARD_LARGE_BLOCK or tpr < 1 or heads != 1 or residual
             or chunks < 2 or grid != chunks):
         return False
-    iteration_rows = block // tpr * 2  # two rows a group: backward_config's one-vector shape
+    iteration_rows = block // tpr * backward_rows_per_group(1)
     return -(-rows_per_chunk // iteration_rows) >= BACKWARD_PACE_MIN_ITERATIONS
 
 
@@ -561,12 +561,17 @@ def split_row_default(rows: int, hidden: int, residual: bool, weight_bytes: int,
     return 0
 
 
+def backward_rows_per_group(vpt: int) -> int:
+    """Rows a backward row group computes at ``vpt`` vectors a thread (mirrors config.h)."""
+    return 2 if vpt == 1 else 1
+
+
 def backward_config(hidden: int) -> dict[str, int]:
     """Launch shape of the backward programs for ``hidden`` (mirrors config.h)."""
     nv = hidden // 8
     if nv <= 1024:
-        return _config(1, _row_threads(nv), 512, 2)
-    return _config(4, _row_threads((nv + 3) // 4), 512, 1)
+        return _config(1, _row_threads(nv), 512, backward_rows_per_group(1))
+    return _config(4, _row_threads((nv + 3) // 4), 512, backward_rows_per_group(4))
 
 
 def backward_chunk_block(cfg: dict[str, int], rows_per_chunk: int) -> int:
