@@ -16,6 +16,8 @@
 # rows side by side), fwd_step_builds and fwd_step_twice (the working tree against .device/H);
 # session 74 patched_tree (a copy with patches applied), land_check (a patched tree's modules and
 # GPU suite, main's modules matching a regex beside it, and its dx and dw bits against main's).
+# Session 78: rows_run's ROWS_OP=fwd (the forward) and h200_lines (the harness's bandwidth lines,
+# on an H200 only).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:. MILES_EXT_KERNELS_CACHE=/tmp/mek-cache MILES_EXT_KERNELS_JOBS=16 \
@@ -140,8 +142,9 @@ split_run() {  # label split shapes: every family, the working tree, MILES_EXT_K
 rows_run() {  # file label tree family weight shapes [VAR=VALUE...]: rows.py's backward in the tree
   local file=$1 label=$2 tree=$3 fam=$4 wt=$5 shapes=$6  # with the variables set -> $OUT/file
   shift 6                                                # lines "label family weight {json}"
-  (cd $tree && env "$@" timeout -s KILL 150 python3 $ROWS_PY bwd $fam $wt $shapes 2>/dev/null \
-    | sed "s/^/$label $fam $wt /") >> $OUT/$file
+  # ROWS_OP=fwd (session 78) times the forward instead.
+  (cd $tree && env "$@" timeout -s KILL 150 python3 $ROWS_PY ${ROWS_OP:-bwd} $fam $wt $shapes \
+    2>/dev/null | sed "s/^/$label $fam $wt /") >> $OUT/$file
 }
 envs() {  # file family weight shapes "LABEL VAR=VALUE..."...: rows_run in the current directory
   local file=$1 fam=$2 wt=$3 shapes=$4 pair  # once per label, its variables set
@@ -209,4 +212,15 @@ land_check() {  # name regex shapes: every module of /tmp/<name> and its GPU sui
   python3 $bits save /tmp/bits_m.pt $3 | tail -1
   (cd /tmp/$1 && python3 $bits compare /tmp/bits_m.pt $3 | tail -3 | sed "s/^/$1 /")
   echo "bits $(( $(date +%s) - t0 )) s"
+}
+h200_lines() {  # ops (fwd, bwd or fwd,bwd): on an H200 only, the harness's bandwidth lines on the
+  # working tree (ours, plain BF16, T 16384 and 65536 at H 2048 and 4096) -> $OUT/lines (session 78)
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in *H200*) ;; *) return 0;; esac
+  timeout -s KILL 150 python3 -m benchmarks.rmsnorm --device cuda --only $1 \
+    --rows 16384,65536 --hidden 2048,4096 --families plain --weights bf16 --candidates ours \
+    --ours-backends first_party --no-plots --no-host-overhead --out /tmp/lines \
+    > /tmp/lines.log 2>&1 || tail -5 /tmp/lines.log
+  mkdir -p $OUT/lines && cp /tmp/lines/results.* /tmp/lines.log $OUT/lines/ 2>/dev/null
+  grep -E "Copy ceiling|^\| H=" /tmp/lines/results.md | head -12
+  echo "harness $(( $(date +%s) - t0 )) s"
 }

@@ -25,19 +25,9 @@ B=4096x2048,1024x5120,1000x8192,3000x1536,801x5120
 echo "bits $(( $(date +%s) - t0 )) s"
 R=800x5120,1024x5120,1100x4096,4096x1536,4096x2048,4096x4096,1024x6144,1024x8192,16384x2048
 for c in 0 8 4 4 8 0; do
-  (cd /tmp/MC && MILES_EXT_KERNELS_PROBE_MULTICAST=$c timeout -s KILL 120 python3 $ROWS_PY fwd \
-    plain fp32 $R 2>/dev/null | sed "s/^/C$c plain fp32 /") >> $OUT/rows1.txt
+  ROWS_OP=fwd rows_run rows1.txt C$c /tmp/MC plain fp32 $R MILES_EXT_KERNELS_PROBE_MULTICAST=$c
 done
-(cd /tmp/MC && timeout -s KILL 120 python3 $ROWS_PY fwd plain bf16 $R 2>/dev/null \
-  | sed "s/^/C0 plain bf16 /") >> $OUT/rows1.txt
+ROWS_OP=fwd rows_run rows1.txt C0 /tmp/MC plain bf16 $R
 python3 $D/../2026-12-03-session45/ab_table.py $OUT/rows1.txt | tee $OUT/table.md
 echo "rows $(( $(date +%s) - t0 )) s"
-case "$GPU" in *H200*)
-  timeout -s KILL 150 python3 -m benchmarks.rmsnorm --device cuda --only bwd \
-    --rows 16384,65536 --hidden 2048,4096 --families plain --weights bf16 --candidates ours \
-    --ours-backends first_party --no-plots --no-host-overhead --out /tmp/lines \
-    > /tmp/lines.log 2>&1 || tail -5 /tmp/lines.log
-  mkdir -p $OUT/lines && cp /tmp/lines/results.* /tmp/lines.log $OUT/lines/ 2>/dev/null
-  grep -E "Copy ceiling|^\| H=" /tmp/lines/results.md | head -12
-  echo "harness $(( $(date +%s) - t0 )) s" ;;
-esac
+h200_lines bwd
